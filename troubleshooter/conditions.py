@@ -73,9 +73,9 @@ PRESENCE_OPS = ("exists", "missing")
 ALL_OPS = sorted([*BINARY_OPS, *UNARY_OPS, *PRESENCE_OPS])
 
 
-def validate(cond: Any, where: str = "when") -> Iterator[tuple[str, int | None, str, str]]:
-    """Yield (message, line, breadcrumb, help) for every problem in ``cond``."""
-    line = getattr(cond, "line", None)
+def validate(cond: Any, where: str = "when", line: int | None = None) -> Iterator[tuple[str, int | None, str, str]]:
+    """Yield (message, line, breadcrumb, help) for every problem in ``cond`` (``line``: fallback location)."""
+    line = getattr(cond, "line", None) or line
     if not isinstance(cond, dict):
         yield (f"a condition must be a mapping, got {type(cond).__name__}", line, where,
                "use {all: [...]}, {any: [...]}, {not: ...}, {fact: KEY, op: OP, value: V} or {finding: ID}")
@@ -93,10 +93,11 @@ def validate(cond: Any, where: str = "when") -> Iterator[tuple[str, int | None, 
             yield (f"'{verb}' expects a non-empty list of conditions", key_line, where, "")
             return
         for i, item in enumerate(items):
-            yield from validate(item, f"{where} › {verb}[{i}]")
+            item_line = items.line_of(i) if hasattr(items, "line_of") else key_line
+            yield from validate(item, f"{where} › {verb}[{i}]", item_line)
         extra = set(cond) - {verb}
     elif verb == "not":
-        yield from validate(cond["not"], f"{where} › not")
+        yield from validate(cond["not"], f"{where} › not", key_line)
         extra = set(cond) - {"not"}
     elif verb == "finding":
         if not isinstance(cond["finding"], str):

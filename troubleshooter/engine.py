@@ -18,7 +18,7 @@ from troubleshooter.facts import Facts
 from troubleshooter.findings import SEVERITY_RANK, Evidence, Finding
 from troubleshooter.ruleset import CATEGORIES, RuleSet
 
-HIT_NAMESPACES = ("scan", "log", "live")
+HIT_NAMESPACES = ("scan", "log", "live", "walk")  # walk: a decision-tree conclusion (TUI)
 _JINJA = SandboxedEnvironment(autoescape=False, trim_blocks=True, lstrip_blocks=True)
 
 
@@ -163,17 +163,26 @@ def order_findings(rules: RuleSet, findings: list[Finding]) -> list[Finding]:
             other for other in present
             if other != finding.id and finding.id in (rules.findings[other].get("explains") or []))
 
-    def depth(fid: str, seen: frozenset = frozenset()) -> int:
-        parents = [p for p in next(f for f in findings if f.id == fid).explained_by if p not in seen]
-        return 0 if not parents else 1 + max(depth(p, seen | {fid}) for p in parents)
+    by_id = {f.id: f for f in findings}
+
+    def roots(fid: str, seen: frozenset = frozenset()) -> list[str]:
+        parents = [p for p in by_id[fid].explained_by if p not in seen]
+        return [fid] if not parents else [r for p in parents for r in roots(p, seen | {fid})]
 
     def first_seen(f: Finding) -> float:
         orders = [ev.order for ev in f.evidence if isinstance(ev.order, (int, float))]
         return min(orders) if orders else float("inf")
 
     cat_rank = {c: i for i, c in enumerate(CATEGORIES)}
-    return sorted(findings, key=lambda f: (depth(f.id), SEVERITY_RANK.get(f.severity, 9),
-                                           cat_rank.get(f.category, 99), first_seen(f), f.id))
+
+    def own_key(f: Finding) -> tuple:
+        return (SEVERITY_RANK.get(f.severity, 9), cat_rank.get(f.category, 99), first_seen(f), f.id)
+
+    def key(f: Finding) -> tuple:
+        root = min((own_key(by_id[r]) for r in roots(f.id)), default=own_key(f))
+        return (root, f.id not in roots(f.id), own_key(f))
+
+    return sorted(findings, key=key)
 
 
 def worst_severity(findings: list[Finding]) -> str | None:

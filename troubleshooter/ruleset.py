@@ -29,7 +29,7 @@ from troubleshooter.paths import rules_dir
 from troubleshooter.yamlspan import SpanDict, SpanList, YamlError, load_file
 
 SEVERITIES = ("error", "warning", "info")
-CATEGORIES = ("code", "launch", "environment", "network", "device", "communication", "performance", "hang")
+CATEGORIES = ("launch", "environment", "network", "device", "code", "communication", "hang", "performance")
 ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 NODE_VERBS = ("ask", "probe", "branch", "conclude")
 
@@ -346,7 +346,7 @@ def _cross_check(c: _Collector, rs: RuleSet) -> None:
             if not isinstance(node, dict):
                 continue
             crumb = f"nodes › {node_id}"
-            targets = list((node.get("answers") or {}).items()) + [
+            targets = [(f"answer {label!r}", t) for label, t in (node.get("answers") or {}).items()] + [
                 (f"then[{i}]", b.get("goto")) for i, b in enumerate(node.get("then") or []) if isinstance(b, dict)]
             if node.get("else"):
                 targets.append(("else", node["else"]))

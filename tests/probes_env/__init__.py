@@ -1,0 +1,1 @@
+"""Tests of the environment probes (launcher, system, tools, hardware, network)."""

@@ -1,0 +1,123 @@
+"""Static scanner: finds DDP pitfalls in training scripts by parsing them (never importing or running).
+
+``scan_paths(paths)`` walks files and directories, parses each ``.py`` file with :mod:`ast`,
+runs every checker (one per pitfall, ``troubleshooter/scan/checkers/``) over a shared index
+(``model.py``), and returns hit facts ``scan.<finding-id>`` = list of
+``{detail, path, line, vars, order}`` plus ``scan.files``, ``scan.syntax_errors``,
+``scan.uses_distributed`` and ``scan.dataloader_workers``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from troubleshooter.facts import FactSpec
+
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",
+    ".venv", "venv", "env", ".env", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+    ".ipynb_checkpoints",
+})
+
+
+@dataclass
+class ScanResult:
+    """What a scan found: the facts, plus files it could not read (exit code 2 for the command)."""
+
+    facts: dict = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    lines: int = 0
+
+    @property
+    def hits(self) -> dict[str, list[dict]]:
+        """finding id -> hits (only ids with at least one hit)."""
+        return {k[5:]: v for k, v in self.facts.items()
+                if k.startswith("scan.") and isinstance(v, list) and v and k != "scan.syntax_errors"}
+
+
+def checker_ids() -> list[str]:
+    """Every finding id a checker can emit."""
+    from troubleshooter.scan.checkers import all_checkers
+    return [c.id for c in all_checkers()]
+
+
+def fact_specs(rules=None) -> list[FactSpec]:
+    """The facts the scanner may produce (for the fact catalog and ``rules check``)."""
+    specs = [FactSpec(f"scan.{ident}", "list", f"Static-scan hits of {ident} ({{detail, path, line, vars}})")
+             for ident in checker_ids()]
+    return specs + [
+        FactSpec("scan.files", "int", "Python files the static scan parsed"),
+        FactSpec("scan.syntax_errors", "list", "Files the static scan could not parse ({path, line, detail})"),
+        FactSpec("scan.uses_distributed", "bool", "Some scanned file uses torch.distributed training "
+                                                  "(init_process_group, DDP or DistributedSampler)"),
+        FactSpec("scan.dataloader_workers", "int", "Largest literal DataLoader num_workers in the scanned files"),
+    ]
+
+
+def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
+    """(path, exists) for each file named or found under a named directory (common ignores skipped)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
+                                 and not (Path(root) / d / "pyvenv.cfg").exists())
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        yield os.path.join(root, name), True
+        else:
+            yield raw, path.is_file()
+
+
+def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
+    """Scan files and directories; a syntax error is recorded and the scan goes on."""
+    from troubleshooter.scan.checkers import all_checkers
+    from troubleshooter.scan.patterns import load_patterns
+    from troubleshooter.scan.runner import FileScanner
+
+    patterns = load_patterns(list(rules_dirs))
+    checkers = all_checkers()
+    scanner = FileScanner(checkers, patterns)
+    result = ScanResult()
+    hits: dict[str, list[dict]] = {c.id: [] for c in checkers}
+    syntax_errors: list[dict] = []
+    files = 0
+    for path, exists in iter_python_files(paths):
+        if not exists:
+            result.unreadable.append(f"{path}: no such file or directory")
+            continue
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            result.unreadable.append(f"{path}: {exc.strerror or exc}")
+            continue
+        files += 1
+        outcome = scanner.scan(path, data)
+        result.lines += outcome.lines
+        if outcome.syntax_error:
+            syntax_errors.append(outcome.syntax_error)
+        for ident, file_hits in outcome.hits.items():
+            hits[ident].extend(file_hits)
+        result.internal_errors += outcome.internal_errors
+    for checker in checkers:
+        if checker.satisfied_by and scanner.project_calls(checker.satisfied_by):
+            hits[checker.id] = []
+    result.facts = {f"scan.{ident}": sorted(h, key=lambda x: (x["path"], x["line"])) for ident, h in hits.items()}
+    result.facts.update({
+        "scan.files": files,
+        "scan.syntax_errors": syntax_errors,
+        "scan.uses_distributed": scanner.uses_distributed,
+    })
+    if scanner.max_workers is not None:
+        result.facts["scan.dataloader_workers"] = scanner.max_workers
+    return result
+
+
+def parse(data: bytes | str, path: str) -> ast.Module:
+    """Parse source with :mod:`ast` (raises SyntaxError / ValueError like ``compile``)."""
+    return ast.parse(data, filename=path)

@@ -1,0 +1,96 @@
+"""Small queries several checkers share (DDP wraps, device moves, loaders, the local-rank name)."""
+
+from __future__ import annotations
+
+import ast
+
+from troubleshooter.scan.model import CallSite, FuncInfo, ModuleIndex, const, dotted, last
+
+
+def ddp_wraps(m: ModuleIndex) -> list[CallSite]:
+    """Every ``DistributedDataParallel(...)`` call."""
+    return m.calls_named(m.P.ddp_wrappers)
+
+
+def wrapped_name(site: CallSite) -> str | None:
+    """The dotted name of the module a wrapper call wraps (``model`` in ``DDP(model)``)."""
+    return dotted(site.arg(0, "module"))
+
+
+def wrapper_names(m: ModuleIndex) -> dict[str, CallSite]:
+    """Dotted names bound to a DDP wrapper -> the wrap call (``model = DDP(model)`` binds ``model``)."""
+    return {site.assigned_to: site for site in ddp_wraps(m) if site.assigned_to}
+
+
+def is_device_move(m: ModuleIndex, site: CallSite) -> bool:
+    """``x.cuda()``, ``x.to(device)`` — but not ``x.to(torch.float16)`` or ``x.to(dtype=...)``."""
+    if site.method == "cuda" and isinstance(site.node.func, ast.Attribute):
+        return True
+    if site.method != "to" or not isinstance(site.node.func, ast.Attribute):
+        return False
+    first = site.arg(0, "device")
+    if first is None:
+        return False
+    return m.qual(first) not in m.P.dtype_names
+
+
+def chain_moves(m: ModuleIndex, node: ast.AST | None) -> bool:
+    """True when an expression like ``Net().to(device)`` or ``build().cuda()`` moves its result."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        site = m.site_of(node)
+        if site is not None and is_device_move(m, site):
+            return True
+        node = node.func.value
+    return False
+
+
+def moves_of(m: ModuleIndex, name: str, func: FuncInfo | None) -> list[CallSite]:
+    """Device moves ``name.to(...)`` / ``name.cuda()`` in ``func`` (also ``name = name.to(...)``)."""
+    return [s for s in m.calls if s.recv == name and s.ctx.func is func and is_device_move(m, s)]
+
+
+def dataloaders(m: ModuleIndex) -> list[CallSite]:
+    """Every ``DataLoader(...)`` call."""
+    return m.calls_named(m.P.dataloaders)
+
+
+def loader_label(site: CallSite) -> str:
+    """What to call a DataLoader in a message: its variable, or ``DataLoader(...)``."""
+    return site.assigned_to or "DataLoader(...)"
+
+
+def dataset_name(site: CallSite) -> str | None:
+    """The dotted name of a loader's dataset argument."""
+    return dotted(site.arg(0, "dataset"))
+
+
+def truthy_literal(node: ast.AST | None) -> bool:
+    """True for a literal ``True`` (a variable is not assumed)."""
+    return const(node) is True
+
+
+def local_rank_name(m: ModuleIndex) -> str | None:
+    """How the script spells its local rank (``local_rank``, ``args.local_rank``), if it has one."""
+    for name in sorted(m.loaded, key=lambda n: (-m.loaded[n], n)):
+        if last(name) in ("local_rank", "LOCAL_RANK", "gpu_id", "local_process_index"):
+            return name
+    for name in m.bindings:
+        if last(name) in ("local_rank", "gpu_id"):
+            return name
+    return None
+
+
+def enclosing_loop_names(m: ModuleIndex, site: CallSite) -> set[str]:
+    """Loop variables of the loops around ``site``."""
+    out = set()
+    for loop in site.ctx.loops:
+        target = getattr(loop, "target", None)
+        text = dotted(target) if target is not None else None
+        if text:
+            out.add(text)
+    return out
+
+
+def in_range(node: ast.AST, line: int) -> bool:
+    """True when ``line`` lies within ``node``'s lines."""
+    return node.lineno <= line <= (node.end_lineno or node.lineno)

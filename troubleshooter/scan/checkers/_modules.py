@@ -1,0 +1,166 @@
+"""What a DDP-wrapped ``nn.Module`` class defined in the file does with its parameters.
+
+Used by unused-parameters-error, unnecessary-find-unused-parameters and unsynced-dropout-rng:
+which submodules own parameters, which the forward pass (and the methods it calls) always
+uses, which it uses only under a branch that depends on the input or on a random draw.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
+from troubleshooter.scan.model import CallSite, ModuleIndex, dotted
+
+ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
+_DYNAMIC = ("getattr", "children", "modules", "named_children", "named_modules", "_modules", "__dict__")
+
+
+@dataclass
+class ModelClass:
+    """Parameter use of one nn.Module subclass."""
+
+    name: str
+    node: ast.ClassDef
+    params: dict[str, int] = field(default_factory=dict)  # self.<attr> with parameters -> line
+    unknown: set[str] = field(default_factory=set)  # attrs built by calls we cannot see into
+    conditional_init: set[str] = field(default_factory=set)
+    uses: dict[str, str] = field(default_factory=dict)  # attr -> ALWAYS | INPUT | RANDOM | CONFIG
+    use_lines: dict[str, int] = field(default_factory=dict)
+    random_branches: list[tuple[int, str]] = field(default_factory=list)
+    dynamic: bool = False  # getattr(self, ...), self.children(): attribute use is not visible
+
+
+def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
+    """(DDP wrap call, analysed class) for every wrap whose model is an instance of a class in this file."""
+    out = []
+    for wrap in ddp_wraps(m):
+        arg = wrap.arg(0, "module")
+        node = arg
+        name = wrapped_name(wrap)
+        if name:
+            binding = m.binding(name, wrap.line, wrap.ctx.func)
+            node = binding.value if binding else None
+        cls = _class_of(m, node)
+        if cls is not None:
+            out.append((wrap, analyse(m, cls)))
+    return out
+
+
+def _class_of(m: ModuleIndex, node: ast.AST | None) -> ast.ClassDef | None:
+    while isinstance(node, ast.Call):
+        target = node.func
+        if isinstance(target, ast.Name) and target.id in m.classes:
+            return m.classes[target.id]
+        node = target.value if isinstance(target, ast.Attribute) else None
+    return None
+
+
+def _is_module_class(m: ModuleIndex, cls: ast.ClassDef) -> bool:
+    return any(m.qual(b) in ("torch.nn.Module", "torch.nn.modules.module.Module") for b in cls.bases)
+
+
+def analyse(m: ModuleIndex, cls: ast.ClassDef) -> ModelClass:
+    """Collect the parameter-owning attributes and how the forward pass uses them."""
+    info = ModelClass(cls.name, cls)
+    methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not _is_module_class(m, cls) or "forward" not in methods or "__init__" not in methods:
+        info.dynamic = True
+        return info
+    _collect_params(m, info, methods["__init__"].body, conditional=False)
+    reachable, todo = set(), ["forward"]
+    while todo:
+        name = todo.pop()
+        if name in reachable or name not in methods:
+            continue
+        reachable.add(name)
+        for node in ast.walk(methods[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(node.func.value) == "self":
+                todo.append(node.func.attr)
+    forward = methods["forward"]
+    inputs = {a.arg for a in [*forward.args.args, *forward.args.kwonlyargs]} - {"self"}
+    for name in reachable:
+        _collect_uses(m, info, methods[name].body, ALWAYS, inputs)
+    for node in ast.walk(cls):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr") or (
+                isinstance(node, ast.Attribute) and node.attr in _DYNAMIC and dotted(node.value) == "self"):
+            info.dynamic = True
+    return info
+
+
+def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], conditional: bool) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            _collect_params(m, info, stmt.body, True)
+            _collect_params(m, info, stmt.orelse, True)
+            continue
+        if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+            _collect_params(m, info, getattr(stmt, "body", []), True)
+            continue
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            continue
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Attribute) and dotted(target.value) == "self"):
+            continue
+        attr, calls = target.attr, [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+        if not calls:
+            continue
+        names = {m.qual(c.func) for c in calls}
+        if names & m.P.parametric_layers or any(n in m.classes for n in names):
+            info.params[attr] = stmt.lineno
+        elif not all(n.startswith("torch.nn.") for n in names):
+            info.unknown.add(attr)
+        if conditional:
+            info.conditional_init.add(attr)
+
+
+def _kind(m: ModuleIndex, test: ast.AST, inputs: set[str]) -> str:
+    """What a branch condition depends on."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and m.qual(node.func) in m.P.random_draws:
+            return RANDOM
+    if dotted(test) == "self.training":
+        return ALWAYS
+    if any(isinstance(n, ast.Name) and n.id in inputs for n in ast.walk(test)):
+        return INPUT
+    return CONFIG
+
+
+_RANK = {ALWAYS: 0, CONFIG: 1, INPUT: 2, RANDOM: 3}
+
+
+def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            branch = _kind(m, stmt.test, inputs)
+            if branch == RANDOM:
+                info.random_branches.append((stmt.lineno, ast.unparse(stmt.test)))
+            inner = max(kind, branch, key=_RANK.get)
+            _note(info, stmt.test, kind)
+            _collect_uses(m, info, stmt.body, inner, inputs)
+            _collect_uses(m, info, stmt.orelse, inner, inputs)
+            if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) and not stmt.orelse:
+                kind = inner  # everything after an early return is conditional too
+            continue
+        if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+            for expr in ast.iter_child_nodes(stmt):
+                if isinstance(expr, ast.expr):
+                    _note(info, expr, kind)
+            for part in ("body", "orelse", "finalbody"):
+                _collect_uses(m, info, getattr(stmt, part, []) or [], kind, inputs)
+            for handler in getattr(stmt, "handlers", []):
+                _collect_uses(m, info, handler.body, kind, inputs)
+            continue
+        _note(info, stmt, kind)
+
+
+def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.IfExp):
+            continue
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+            old = info.uses.get(sub.attr)
+            if old is None or _RANK[kind] < _RANK[old]:
+                info.uses[sub.attr] = kind
+                info.use_lines[sub.attr] = sub.lineno

@@ -1,0 +1,25 @@
+"""dataparallel: ``nn.DataParallel`` used instead of DistributedDataParallel."""
+
+from __future__ import annotations
+
+from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.model import dotted
+
+
+class DataParallelChecker(Checker):
+    """Every call of ``torch.nn.DataParallel`` (whatever the import spelling)."""
+
+    id = "dataparallel"
+    distributed_only = False
+    triggers = ("DataParallel",)
+
+    def check(self, m):
+        for site in m.calls_named(m.P.dataparallel):
+            model = dotted(site.arg(0, "module")) or "model"
+            var = site.assigned_to or model
+            yield Hit(site.line, f"{var} = DataParallel({model}): one process drives every GPU, re-copies the "
+                                 "replicas from GPU 0 each step and serialises on the GIL; use DistributedDataParallel",
+                      {"model": model, "variable": var})
+
+
+CHECKER = DataParallelChecker()

@@ -1,0 +1,57 @@
+"""hardcoded-cuda0: device pinned to cuda:0 in a DDP script instead of the local rank."""
+
+from __future__ import annotations
+
+import ast
+
+from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import ddp_wraps, local_rank_name
+from troubleshooter.scan.model import const, source
+
+
+class HardcodedCuda0Checker(Checker):
+    """``"cuda:0"``, ``.cuda(0)``, ``set_device(0)``, ``device_ids=[0]``, ``map_location="cuda:0"``."""
+
+    id = "hardcoded-cuda0"
+
+    def check(self, m):
+        rank = local_rank_name(m) or "local_rank"
+        seen: set[int] = set()
+        for line, node, text in self._candidates(m):
+            if line in seen:
+                continue
+            seen.add(line)
+            yield Hit(line, f"{source(node)} pins every rank to GPU 0: all processes share one GPU (OOM, "
+                            f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
+                      {"device": text, "variable": rank})
+
+    @staticmethod
+    def _skip(ctx) -> bool:
+        """Code that runs on one rank only, or only without distributed training, may use GPU 0."""
+        return ctx.dist_branch or any(entry[1] == "rank0" for entry in ctx.sides) or bool(ctx.func and ctx.func.rank0)
+
+    def _candidates(self, m):
+        wraps = {id(w.node) for w in ddp_wraps(m)}
+        for s in m.calls:
+            if self._skip(s.ctx):
+                continue
+            first = s.arg(0)
+            if s.name == "torch.device" and (const(first) == "cuda:0" or (const(first) == "cuda" and const(s.arg(1)) == 0)):
+                yield s.line, s.node, "cuda:0"
+            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == "cuda:0":
+                yield s.line, s.node, "cuda:0"
+            elif s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
+                yield s.line, s.node, "cuda(0)"
+            elif s.name in m.P.set_device and const(first) in (0, "cuda:0"):
+                yield s.line, s.node, "cuda:0"
+            elif const(s.kw("map_location")) == "cuda:0":
+                yield s.line, s.node, "cuda:0"
+            elif id(s.node) in wraps and (const(s.kw("device_ids")) in ([0], (0,)) or const(s.kw("output_device")) == 0):
+                yield s.line, s.node, "device_ids=[0]"
+        for bindings in m.bindings.values():
+            for b in bindings:
+                if not self._skip(b.ctx) and isinstance(b.value, ast.Constant) and b.value.value == "cuda:0":
+                    yield b.line, b.value, "cuda:0"
+
+
+CHECKER = HardcodedCuda0Checker()

@@ -1,0 +1,53 @@
+"""loss-not-on-device: a loss module's weight tensor left on the CPU while the model trains on a GPU."""
+
+from __future__ import annotations
+
+import ast
+
+from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import chain_moves, is_device_move
+from troubleshooter.scan.model import dotted, source
+
+
+class LossNotOnDeviceChecker(Checker):
+    """``nn.CrossEntropyLoss(weight=torch.tensor(...))`` with neither the weight nor the loss moved."""
+
+    id = "loss-not-on-device"
+
+    def check(self, m):
+        if "cuda" not in m.text:
+            return
+        for site in m.calls_named(m.P.loss_modules_with_weight):
+            weight = next((site.kw(k) for k in m.P.loss_weight_kwargs if site.kw(k) is not None), None)
+            if weight is None or self._moved_result(m, site):
+                continue
+            crit = site.assigned_to
+            if crit and any(s.recv == crit and is_device_move(m, s) for s in m.calls):
+                continue
+            if not self._cpu_tensor(m, weight, site):
+                continue
+            name = crit or site.name.rpartition(".")[2]
+            yield Hit(site.line, f"{name} = {site.name.rpartition('.')[2]}(weight={source(weight)}) keeps its weight "
+                                 f"on the CPU while the model is on the GPU: computing the loss raises 'Expected all "
+                                 f"tensors to be on the same device'", {"variable": name})
+
+    @staticmethod
+    def _moved_result(m, site) -> bool:
+        return any(isinstance(s.node.func, ast.Attribute) and s.node.func.value is site.node and is_device_move(m, s)
+                   for s in m.calls)
+
+    @staticmethod
+    def _cpu_tensor(m, node, site) -> bool:
+        made = m.value_call(node, site.line, site.ctx.func)
+        if made is None or made.name not in m.P.cpu_tensor_factories or made.kw("device") is not None:
+            return False
+        text = dotted(node)
+        if text:
+            if any(chain_moves(m, b.value) for b in m.bindings.get(text, ())):
+                return False
+            if any(s.recv == text and is_device_move(m, s) for s in m.calls):
+                return False
+        return True
+
+
+CHECKER = LossNotOnDeviceChecker()

@@ -1,0 +1,36 @@
+"""uneven-last-batch: a dataset sharded by hand per rank, so ranks run different numbers of steps."""
+
+from __future__ import annotations
+
+from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, wrapper_names
+
+
+class UnevenLastBatchChecker(Checker):
+    """Rank-sliced datasets feeding a DDP loop with no Join context."""
+
+    id = "uneven-last-batch"
+
+    def check(self, m):
+        wrappers = wrapper_names(m)
+        if not wrappers or m.calls_named(m.P.join_contexts) or any(
+                s.method == "join" and s.recv in wrappers for s in m.calls):
+            return
+        model = next(iter(wrappers))
+        for site in dataloaders(m):
+            dataset = dataset_name(site)
+            binding = m.binding(dataset, site.line, site.ctx.func) if dataset else None
+            if site.rank0 or binding is None:
+                continue
+            made = m.value_call(binding.value, binding.line + 1, binding.func)
+            by_rank = m.mentions_rank(binding.value) or (made is not None and made.method in ("shard", "split_dataset_by_node"))
+            if not by_rank:
+                continue
+            loader = loader_label(site)
+            yield Hit(site.line, f"{dataset} is split by rank by hand (line {binding.line}): when its length does not "
+                                 f"divide evenly the ranks run different numbers of steps and the last "
+                                 f"{model} all-reduce waits forever; use a DistributedSampler or "
+                                 f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
+
+
+CHECKER = UnevenLastBatchChecker()

@@ -1,0 +1,52 @@
+"""Messages the TUI's workers post (named for past events)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from troubleshooter.tui.runs import ProbeBatch
+
+
+class ProbeStarted(Message):
+    """Probes began running."""
+
+    def __init__(self, probe_ids: list[str], purpose: str) -> None:
+        super().__init__()
+        self.probe_ids = probe_ids
+        self.purpose = purpose
+
+
+class ProbeProgress(Message):
+    """A live status line from a running probe (only the newest one matters)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer status line supersedes an unprocessed older one."""
+        return isinstance(message, ProbeProgress)
+
+
+class ProbeFinished(Message):
+    """Probes finished; ``batch`` holds their results."""
+
+    def __init__(self, probe_ids: list[str], purpose: str, batch: ProbeBatch) -> None:
+        super().__init__()
+        self.probe_ids = probe_ids
+        self.purpose = purpose
+        self.batch = batch
+
+
+class AnalysisFinished(Message):
+    """Files were analysed; ``facts`` maps source ("scan", "logs") to facts, ``error`` says why not."""
+
+    def __init__(self, paths: list[str], facts: dict, error: str = "") -> None:
+        super().__init__()
+        self.paths = paths
+        self.facts = facts
+        self.error = error
+
+
+class InvestigationChanged(Message):
+    """Answers or evidence changed: screens re-render from the investigation."""
