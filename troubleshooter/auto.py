@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -126,6 +127,10 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
     session.results[:] = sort_results(session.results)
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the automatic diagnosis and write the report; exit code per design.md."""
     rules = load_rules(args.rules)
@@ -138,12 +143,15 @@ def command(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: no such file or directory")
     session = Session(rules, "auto")
     progress = Progress(not args.quiet and args.output != "-")
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # schedulers cancel with SIGTERM
     try:
         gather_static(session, args)
         run_local(session, registry, args, progress)
     except KeyboardInterrupt:
         session.interrupted = True
         print("troubleshoot: interrupted; writing a partial report", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     doc = session.report()
     return finish(doc, args, interrupted=session.interrupted)
 

@@ -64,8 +64,12 @@ def join_world(backend_request: str, env: dict[str, str], timeout_s: float, emit
 
 def run_probes(probe_ids: list[str], registry: Registry, env: dict[str, str], options: dict[str, Any],
                facts: dict[str, Any], backend: str | None, device: str | None, init_s: float | None,
-               timeouts: dict[str, float], emit: Emit) -> list[ProbeResult]:
-    """Run the probes in order inside this rank, emitting start/phase/end events."""
+               timeouts: dict[str, float], emit: Emit, probe_env: dict[str, str] | None = None) -> list[ProbeResult]:
+    """Run the probes in order inside this rank, emitting start/phase/end events.
+
+    ``probe_env`` is the environment the probes judge when it differs from the one this rank
+    runs with (distributed mode fills in RANK/MASTER_ADDR for MPI/SLURM; probes see the user's).
+    """
     rank, local_rank, world, _ = identity(env)
     known = dict(facts)
     if init_s is not None:
@@ -74,7 +78,8 @@ def run_probes(probe_ids: list[str], registry: Registry, env: dict[str, str], op
     for probe_id in probe_ids:
         probe = registry.get(probe_id)()
         emit("probe-start", probe=probe_id)
-        ctx = ProbeContext(env=env, options=options, facts=Facts.from_dict(known, "earlier", rank), rank=rank,
+        ctx = ProbeContext(env=probe_env if probe_env is not None else env, options=options,
+                           facts=Facts.from_dict(known, "earlier", rank), rank=rank,
                            local_rank=local_rank, world_size=world, backend=backend, device=device,
                            timeout_s=timeouts.get(probe_id, probe.timeout_s),
                            on_phase=lambda name, _p=probe_id: emit("phase", probe=_p, phase=name))
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         if job["needs_world"]:
             backend, device, init_s = join_world(job["backend"], env, job["init_timeout_s"], emit)
         run_probes(job["probes"], registry, env, job["options"], job["facts"], backend, device, init_s,
-                   job["timeouts"], emit)
+                   job["timeouts"], emit, probe_env=job.get("probe_env"))
         if job["needs_world"]:
             import torch.distributed as dist
             dist.destroy_process_group()

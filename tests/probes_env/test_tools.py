@@ -11,7 +11,7 @@ from .conftest import clean_env, findings_by_id, probe_facts, run_cli
 
 
 def bin_dir_with(tmp_path, *tools: str) -> str:
-    """A PATH holding only symlinks to ``tools`` (those this machine has) and the current Python."""
+    """A PATH holding only symlinks to ``tools`` (those this machine has)."""
     d = tmp_path / "bin"
     d.mkdir()
     for tool in tools:
@@ -64,15 +64,14 @@ def test_requested_launcher_present_is_quiet(tmp_path, probe_and_judge):
 def test_multi_node_hostfile_without_pdsh(tmp_path, probe_and_judge):
     hostfile = tmp_path / "hostfile"
     hostfile.write_text("# two nodes\nworker-0 slots=8\nworker-1 slots=8\n")
-    result, findings = probe_and_judge("tools", clean_env(PATH=bin_dir_with(tmp_path, "gcc")), {"hostfile": str(hostfile)})
+    env = clean_env(PATH=bin_dir_with(tmp_path, "gcc"))
+    result, findings = probe_and_judge("tools", env, {"hostfile": str(hostfile)})
     assert result.facts["tools.hostfile_hosts"] == 2
     assert f"{hostfile} lists 2 hosts (a multi-node DeepSpeed launch over pdsh) but pdsh is not on PATH" in \
         findings["tool-missing"].evidence[0].detail
     # one host needs no pdsh
     hostfile.write_text("worker-0 slots=8\n")
-    assert "tool-missing" not in probe_and_judge("tools", clean_env(PATH=bin_dir_with(tmp_path / "x", "gcc")
-                                                                    if (tmp_path / "x").mkdir() is None else ""),
-                                                 {"hostfile": str(hostfile)})[1]
+    assert "tool-missing" not in probe_and_judge("tools", env, {"hostfile": str(hostfile)})[1]
 
 
 def test_deepspeed_without_ninja(tmp_path):

@@ -1,0 +1,131 @@
+"""One launched process = the supervisor of one rank child.
+
+The child is the same ``troubleshooter.rankworker`` the local world uses: it joins the real
+process group (with a timeout) and runs the RANK and WORLD probes, streaming events. This
+process supervises it with ``localworld._supervise`` (per-probe deadlines; a hang is torn down
+and named), runs the NODE probes when it is local rank 0, and packs everything into a JSON
+payload for rank 0. The child can hang or die; the supervisor always returns a payload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from troubleshooter.distributed.identity import Identity
+from troubleshooter.localworld import RankState, _supervise
+from troubleshooter.probe import NODE, ProbeResult
+from troubleshooter.registry import Registry
+from troubleshooter.runner import kill_group, run_node_probes
+
+AGREE_PREFIXES = ("NCCL_", "GLOO_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_")
+AGREE_NAMES = ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID")
+
+
+def job_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables that every rank of one job is expected to share (compared across ranks by rank 0)."""
+    return {k: v for k, v in env.items() if k in AGREE_NAMES or k.startswith(AGREE_PREFIXES)}
+
+
+def versions() -> dict[str, str]:
+    """Python / torch / CUDA / NCCL versions of this interpreter (the rank's own, measured here)."""
+    import torch
+
+    found = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda or "none"}
+    if torch.cuda.is_available():
+        found["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
+    return found
+
+
+def supervision_bound(timeouts: dict[str, float], join_timeout_s: float) -> float:
+    """Longest a supervised child may take (the same sum ``_supervise`` enforces)."""
+    return join_timeout_s + 5 + sum(timeouts.values()) + 30
+
+
+def run_rank(ident: Identity, registry: Registry, args: argparse.Namespace, user_env: dict[str, str],
+             options: dict[str, Any], join_timeout_s: float,
+             on_result: Callable[[ProbeResult], None] | None = None) -> dict[str, Any]:
+    """Run this rank's share of the diagnosis and return its payload (never raises for a child failure)."""
+    selected = registry.select(args.probe, args.skip)
+    node = [p for p in selected if p.scope == NODE] if ident.local_rank == 0 else []
+    ranked = [p for p in selected if p.scope != NODE]
+    timeouts = {p.id: float(args.timeout or p.timeout_s) for p in ranked}
+    node_results: list[ProbeResult] = []
+
+    def node_done(result: ProbeResult) -> None:
+        node_results.append(result)
+        if on_result:
+            on_result(result)
+
+    node_thread = threading.Thread(target=run_node_probes, daemon=True, kwargs=dict(
+        probes=node, env=user_env, options=options, facts={}, probe_dirs=args.probes, timeout_s=args.timeout,
+        on_done=node_done))
+    node_thread.start()
+    payload: dict[str, Any] = {"rank": ident.rank, "host": socket.gethostname(), "pid": os.getpid(),
+                               "identity": vars(ident), "env": job_env(user_env), "versions": versions()}
+    try:
+        payload.update(_run_child(ident, ranked, timeouts, args, user_env, options, join_timeout_s, on_result))
+    finally:
+        node_thread.join()
+    payload["node_results"] = [r.to_dict() for r in node_results]
+    return payload
+
+
+def _run_child(ident: Identity, ranked: list, timeouts: dict[str, float], args: argparse.Namespace,
+               user_env: dict[str, str], options: dict[str, Any], join_timeout_s: float,
+               on_result: Callable[[ProbeResult], None] | None) -> dict[str, Any]:
+    phases: list[str] = []
+    join: dict[str, Any] = {}
+
+    def on_event(rank: int, event: dict) -> None:
+        if event["event"] in ("probe-start", "phase"):
+            phases.append(f"{event['probe']}:{event.get('phase', 'start')}")
+        elif event["event"] == "init-start":
+            phases.append("init:init_process_group")
+            join["started"] = event["t"]
+        elif event["event"] == "init-done":
+            join["seconds"] = event.get("seconds")
+        elif event["event"] == "probe-end" and on_result:
+            on_result(ProbeResult.from_dict(event["result"]))
+
+    with tempfile.TemporaryDirectory(prefix="troubleshoot-rank-") as tmp:
+        events_dir = Path(tmp)
+        job = events_dir / "job.json"
+        job.write_text(json.dumps({
+            "probes": [p.id for p in ranked], "probe_dirs": list(args.probes), "options": options, "facts": {},
+            "backend": args.backend, "timeouts": timeouts, "events_dir": str(events_dir), "needs_world": True,
+            "init_timeout_s": join_timeout_s, "probe_env": user_env}, default=str))
+        log_path = events_dir / f"rank{ident.rank}.log"
+        started = time.time()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.rankworker", str(job)],
+                                    env={**user_env, **ident.torch_env(), "PYTHONUNBUFFERED": "1"},
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            state = RankState(ident.rank, proc)
+            try:
+                world_facts = _supervise({ident.rank: state}, events_dir, ranked, timeouts, join_timeout_s, on_event)
+            finally:
+                kill_group(proc)
+        tail = "\n".join(log_path.read_text(errors="replace").strip().splitlines()[-20:])
+    joined = "seconds" in join
+    return {
+        "results": [r.to_dict() for r in state.results], "backend": state.backend, "device": state.device,
+        "joined": joined, "init_s": join.get("seconds"),
+        "join_error": None if joined else (state.error or world_facts.get("world.teardown_reason")
+                                           or "the rank child ended before joining"),
+        "join_duration_s": time.time() - join.get("started", started),
+        "done": state.done, "phases": phases, "finished": state.finished,
+        "stuck": {"probe": state.probe, "phase": state.phase} if not state.done else None,
+        "world_facts": world_facts, "exit_code": proc.returncode, "log_tail": tail,
+    }

@@ -1,0 +1,192 @@
+"""Load and validate ``rules/live/``: launcher patterns, frame activities, stack pictures.
+
+Each rules directory (the shipped one, then ``--rules`` overlays) may hold ``live/launchers.yaml``,
+``live/frames.yaml`` and ``live/pictures.yaml``. Overlay entries are tried before shipped ones.
+Every problem is reported with file and line (all at once, as a RuleFileError).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from troubleshooter.errors import RuleFileError, RuleIssue
+from troubleshooter.yamlspan import SpanDict, YamlError, load_file
+
+ACTIVITY_KINDS = ("collective", "backward", "wait", "dataloader", "io", "teardown")
+PICTURE_KINDS = (*ACTIVITY_KINDS, "compute", "idle", "exited")
+RELATIONS = ("after-loop", "different-call", "any")
+RANK_ENV_KEYS = ("rank", "local_rank", "world_size")
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """A launcher recognised by a regex over the start of a command line."""
+
+    id: str
+    match: re.Pattern
+
+
+@dataclass(frozen=True)
+class Activity:
+    """A frame pattern and what a rank whose stack matches it is doing."""
+
+    kind: str
+    label: str
+    file: re.Pattern | None = None
+    function: re.Pattern | None = None
+    source: re.Pattern | None = None
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A split of the ranks between two groups that means a finding."""
+
+    id: str
+    finding: str
+    waiting: tuple[str, ...]
+    odd: tuple[str, ...]
+    relation: str
+    detail: str
+    involves_async: bool = False
+
+
+@dataclass
+class LiveRules:
+    """Everything ``rules/live/`` declares."""
+
+    launchers: list[Launcher] = field(default_factory=list)
+    rank_env: dict[str, list[str]] = field(default_factory=dict)
+    activities: list[Activity] = field(default_factory=list)
+    pictures: list[Picture] = field(default_factory=list)
+
+
+class _Issues:
+    def __init__(self) -> None:
+        self.items: list[RuleIssue] = []
+
+    def add(self, path: Path, line: int | None, message: str, help: str = "") -> None:
+        self.items.append(RuleIssue(str(path), line, message, help))
+
+
+def _regex(issues: _Issues, path: Path, entry: SpanDict, key: str) -> re.Pattern | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    try:
+        return re.compile(str(value))
+    except re.error as exc:
+        issues.add(path, entry.line_of(key), f"`{key}` is not a valid regular expression: {exc}")
+        return None
+
+
+def _entries(issues: _Issues, path: Path, data: Any, key: str) -> list[SpanDict]:
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        issues.add(path, getattr(data, "line", 1) or 1, f"expected a mapping with a `{key}:` list")
+        return []
+    good = []
+    for i, entry in enumerate(data[key]):
+        if isinstance(entry, dict):
+            good.append(entry)
+        else:
+            issues.add(path, data[key].line_of(i), f"{key}[{i}] must be a mapping")
+    return good
+
+
+def _require(issues: _Issues, path: Path, entry: SpanDict, keys: Iterable[str]) -> bool:
+    missing = [k for k in keys if k not in entry]
+    for k in missing:
+        issues.add(path, entry.line, f"missing field `{k}`")
+    return not missing
+
+
+def _launchers(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
+    for entry in _entries(issues, path, data, "launchers"):
+        if _require(issues, path, entry, ("id", "match")):
+            rx = _regex(issues, path, entry, "match")
+            if rx:
+                out.launchers.append(Launcher(str(entry["id"]), rx))
+    env = data.get("rank_env") if isinstance(data, dict) else None
+    if env is not None:
+        if not isinstance(env, dict) or set(env) - set(RANK_ENV_KEYS):
+            issues.add(path, getattr(env, "line", None), f"`rank_env` keys must be among {', '.join(RANK_ENV_KEYS)}")
+        else:
+            for key, names in env.items():
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    issues.add(path, env.line_of(key), f"rank_env.{key} must be a list of variable names")
+                else:
+                    out.rank_env[key] = list(names) + [n for n in out.rank_env.get(key, []) if n not in names]
+
+
+def _activities(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
+    for entry in _entries(issues, path, data, "activities"):
+        if not _require(issues, path, entry, ("kind", "label")):
+            continue
+        if entry["kind"] not in ACTIVITY_KINDS:
+            issues.add(path, entry.line_of("kind"), f"unknown kind {entry['kind']!r}",
+                       f"expected one of {', '.join(ACTIVITY_KINDS)}")
+            continue
+        if not any(k in entry for k in ("file", "function", "source")):
+            issues.add(path, entry.line, "an activity needs at least one of `file`, `function`, `source`")
+            continue
+        out.activities.append(Activity(entry["kind"], str(entry["label"]), _regex(issues, path, entry, "file"),
+                                       _regex(issues, path, entry, "function"), _regex(issues, path, entry, "source"),
+                                       f"{path}:{entry.line}"))
+
+
+def _kinds(issues: _Issues, path: Path, entry: SpanDict, key: str) -> tuple[str, ...]:
+    kinds = entry.get(key)
+    if not isinstance(kinds, list) or not kinds or any(k not in PICTURE_KINDS for k in kinds):
+        issues.add(path, entry.line_of(key), f"`{key}` must be a list of kinds", f"kinds: {', '.join(PICTURE_KINDS)}")
+        return ()
+    return tuple(kinds)
+
+
+def _pictures(issues: _Issues, path: Path, data: Any, out: LiveRules, finding_ids: set[str]) -> None:
+    for entry in _entries(issues, path, data, "pictures"):
+        if not _require(issues, path, entry, ("id", "finding", "waiting", "odd", "relation", "detail")):
+            continue
+        if finding_ids and entry["finding"] not in finding_ids:
+            issues.add(path, entry.line_of("finding"), f"unknown finding {entry['finding']!r}",
+                       "use an id from rules/findings/")
+            continue
+        if entry["relation"] not in RELATIONS:
+            issues.add(path, entry.line_of("relation"), f"unknown relation {entry['relation']!r}",
+                       f"expected one of {', '.join(RELATIONS)}")
+            continue
+        waiting, odd = _kinds(issues, path, entry, "waiting"), _kinds(issues, path, entry, "odd")
+        if waiting and odd:
+            out.pictures.append(Picture(str(entry["id"]), str(entry["finding"]), waiting, odd, entry["relation"],
+                                        str(entry["detail"]), bool(entry.get("involves_async", False))))
+
+
+def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> LiveRules:
+    """Read ``live/*.yaml`` from each rules directory (overlays first in priority); raise on any problem."""
+    issues = _Issues()
+    out = LiveRules()
+    known = set(finding_ids)
+    for directory in reversed([Path(d) for d in dirs]):
+        for name, loader in (("launchers.yaml", _launchers), ("frames.yaml", _activities), ("pictures.yaml", _pictures)):
+            path = directory / "live" / name
+            if not path.exists():
+                continue
+            try:
+                data = load_file(path)
+            except (YamlError, OSError) as exc:
+                issues.add(path, getattr(exc, "line", None), getattr(exc, "message", str(exc)))
+                continue
+            if loader is _pictures:
+                _pictures(issues, path, data, out, known)
+            else:
+                loader(issues, path, data, out)
+    if issues.items:
+        raise RuleFileError(issues.items)
+    return out
+
+
+def live_rules_for(rules: Any) -> LiveRules:
+    """The live rules of a loaded RuleSet (its directories, checked against its finding catalog)."""
+    return load_live_rules(rules.dirs, rules.findings)

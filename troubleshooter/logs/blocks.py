@@ -1,0 +1,166 @@
+"""Multi-line structures in distributed-training logs: who failed, how, and with which traceback.
+
+- torchrun's ``ChildFailedError`` summary (``Failures:`` / ``Root Cause (first observed
+  failure):`` records of ``time, host, rank (local_rank), exitcode (pid), error_file,
+  traceback``);
+- OpenMPI's "first process to do so was: Process name: [[job,vpid],R] / Exit code: N";
+- one-line exits: torchrun ``failed (exitcode: N) local_rank: L``, ``srun: error: host: task R:
+  Exited with exit code N``, ``mpirun noticed that process rank R … exited on signal S``;
+- each rank's last Python exception line (the end of its traceback).
+
+The grammar of these launcher formats is fixed, so it lives here rather than in the
+signature library; every line it needs contains one of :data:`ANCHORS`.
+"""
+
+from __future__ import annotations
+
+import re
+import signal as _signal
+from dataclasses import dataclass, field
+from typing import Any
+
+ANCHORS = (
+    "ChildFailedError", "Failures:", "Root Cause (first observed failure)", "=====",
+    "time      :", "host      :", "rank      :", "exitcode  :", "error_file:", "traceback :",
+    "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "Process name:", "Exit code:",
+    "srun: error:", "mpirun noticed",
+)
+_FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
+_EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
+_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt))(?::|$)")
+_ONE_LINE_EXITS = (
+    (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
+    (re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<rank>\d+)(?:-\d+)?: "
+                r"(?:Exited with exit code (?P<code>\d+)|(?P<signame>Killed|Segmentation fault|Bus error|Aborted|Terminated|Out Of Memory))"),
+     "srun"),
+    (re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+) "
+                r"exited on signal (?P<signum>\d+)"), "mpirun"),
+)
+_SIGNAL_NAMES = {"Killed": 9, "Segmentation fault": 11, "Bus error": 7, "Aborted": 6, "Terminated": 15}
+MAX_RECORDS = 256
+
+
+def signal_name(code: int | None) -> str | None:
+    """``-9`` -> ``SIGKILL`` (negative exit codes are signals, as torchrun reports them)."""
+    if code is None or code >= 0:
+        return None
+    try:
+        return _signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+@dataclass
+class Failure:
+    """One failed process as a launcher reported it."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    exit_code: int | None = None
+    pid: int | None = None
+    traceback: str | None = None
+    error_file: str | None = None
+    time: str | None = None
+    root: bool = False
+    launcher: str = ""
+    path: str | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict without empty fields; adds ``signal`` for negative exit codes."""
+        data = {k: v for k, v in self.__dict__.items() if v not in (None, "", False)}
+        sig = signal_name(self.exit_code)
+        if sig:
+            data["signal"] = sig
+        return data
+
+
+@dataclass
+class BlockTracker:
+    """Follows the launcher summaries across (candidate) lines; collects failures and exceptions."""
+
+    failures: list[Failure] = field(default_factory=list)
+    exceptions: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    _section: str | None = None
+    _current: Failure | None = None
+    _mpi: Failure | None = None
+
+    def context_rank(self) -> int | None:
+        """The rank of the summary record being read (lines inside it belong to that rank)."""
+        return self._current.rank if self._current is not None else None
+
+    def feed(self, body: str, rank: int | None, path: str, line: int) -> None:
+        """Read one line (prefixes already removed)."""
+        if "ChildFailedError" in body or body.startswith("Failures:"):
+            self._section = "failures"
+            self._current = None
+        elif body.startswith("Root Cause (first observed failure)"):
+            self._section = "root"
+            self._current = None
+        elif body.startswith("=====") and self._section == "root" and self._current is not None:
+            self._section, self._current = None, None
+        elif self._section is not None:
+            self._field(body, path, line)
+        self._one_line(body, rank, path, line)
+        self._mpi_block(body, path, line)
+        exc = _EXCEPTION.match(body)
+        if exc and len(self.exceptions) < MAX_RECORDS or exc and rank in self.exceptions:
+            key = self.context_rank() if self._current is not None else rank
+            self.exceptions[key] = {"text": body[:500], "type": exc.group("type"), "path": path, "line": line}
+            if self._current is not None and self._current.traceback and not self._current.traceback.startswith(body):
+                self._current.traceback = body[:500]
+
+    def _field(self, body: str, path: str, line: int) -> None:
+        match = _FIELD.match(body)
+        if not match:
+            return
+        key, value = match.group("key"), match.group("value").strip()
+        if key == "time" or self._current is None:
+            if len(self.failures) >= MAX_RECORDS:
+                return
+            self._current = Failure(root=self._section == "root", launcher="torchrun", path=path, line=line)
+            self.failures.append(self._current)
+        cur = self._current
+        if key == "time":
+            cur.time = value
+        elif key == "host":
+            cur.host = value
+        elif key == "rank" and (m := _RANK_VALUE.match(value)):
+            cur.rank = int(m.group("rank"))
+            cur.local_rank = int(m.group("local")) if m.group("local") else None
+        elif key == "exitcode" and (m := _EXIT_VALUE.match(value)):
+            cur.exit_code = int(m.group("code"))
+            cur.pid = int(m.group("pid")) if m.group("pid") else None
+        elif key == "error_file":
+            cur.error_file = value
+        elif key == "traceback":
+            cur.traceback = value[:500]
+
+    def _one_line(self, body: str, rank: int | None, path: str, line: int) -> None:
+        for regex, launcher in _ONE_LINE_EXITS:
+            match = regex.search(body)
+            if not match or len(self.failures) >= MAX_RECORDS:
+                continue
+            g = match.groupdict()
+            code = int(g["code"]) if g.get("code") else None
+            if g.get("signum"):
+                code = -int(g["signum"])
+            elif g.get("signame"):
+                code = -_SIGNAL_NAMES.get(g["signame"], 9) if g["signame"] != "Out Of Memory" else -9
+            self.failures.append(Failure(
+                rank=int(g["rank"]) if g.get("rank") else None, local_rank=int(g["local"]) if g.get("local") else None,
+                host=g.get("host"), exit_code=code, pid=int(g["pid"]) if g.get("pid") else None,
+                launcher=launcher, path=path, line=line))
+
+    def _mpi_block(self, body: str, path: str, line: int) -> None:
+        if body.startswith("Process name:"):
+            match = re.search(r"\[\[\d+,\d+\],(\d+)\]", body)
+            self._mpi = Failure(rank=int(match.group(1)) if match else None, launcher="mpirun", path=path, line=line)
+        elif body.startswith("Exit code:") and self._mpi is not None:
+            match = re.match(r"Exit code:\s*(-?\d+)", body)
+            if match and len(self.failures) < MAX_RECORDS:
+                self._mpi.exit_code = int(match.group(1))
+                self.failures.append(self._mpi)
+            self._mpi = None

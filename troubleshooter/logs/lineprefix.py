@@ -1,0 +1,73 @@
+"""Split a log line into who printed it, when, and what it says.
+
+Launchers decorate each line: ``[rank3]:`` / ``[default0]:`` (torchrun), ``0:`` (``srun -l``),
+``[1,0]<stderr>:`` (OpenMPI ``--tag-output``), ``worker-1:`` (pdsh under DeepSpeed), and
+loggers add timestamps (ISO ``2024-11-21 23:15:30,123``, glog ``I1121 23:15:30.123456 pid
+file.cc:12]``). Prefixes nest (``worker-1: [rank9]:[E1121 …]``), so they are peeled off in a loop.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+_PREFIX = re.compile(r"""\s*(?:
+      \[(?:rank|Rank)\s?(?P<rank>\d+)\]:?
+    | \[default(?P<local>\d+)\]:?
+    | \[\d+,(?P<mpi>\d+)\]<(?:stdout|stderr)>:
+    | (?P<srun>\d{1,5}):(?=\s)
+    | (?P<host>[a-z][a-z0-9.-]*[0-9]):(?=\s)
+    | \[?(?P<iso>\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:Z|[+-]\d{2}:?\d{2})?\]?
+    | \[?(?P<glog>[IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\ +\d+)?(?:\ +[\w./<>-]+:\d+)?\]
+    )""", re.X)
+MAX_PREFIXES = 6
+
+
+@dataclass
+class LinePrefix:
+    """What the prefixes of one line said; ``body`` is the rest of the line."""
+
+    body: str
+    rank: int | None = None
+    host: str | None = None
+    timestamp: float | None = None
+
+
+def _iso_seconds(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text.replace(",", ".").replace("T", " ")).replace(
+            tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
+def _glog_seconds(text: str, year: int) -> float | None:
+    try:
+        stamp = datetime.strptime(f"{year}{text[1:]}", "%Y%m%d %H:%M:%S.%f" if "." in text else "%Y%m%d %H:%M:%S")
+    except ValueError:
+        return None
+    return stamp.replace(tzinfo=timezone.utc).timestamp()
+
+
+def split_prefix(line: str, year: int = 1970) -> LinePrefix:
+    """Peel launcher and logger prefixes off ``line``; glog stamps carry no year, ``year`` supplies it."""
+    out = LinePrefix(body=line)
+    pos = 0
+    for _ in range(MAX_PREFIXES):
+        match = _PREFIX.match(line, pos)
+        if not match or match.end() == pos:
+            break
+        groups = match.groupdict()
+        for key in ("rank", "local", "mpi", "srun"):
+            if groups[key] is not None and out.rank is None:
+                out.rank = int(groups[key])
+        if groups["host"]:
+            out.host = groups["host"]
+        if groups["iso"]:
+            out.timestamp = _iso_seconds(groups["iso"])
+        elif groups["glog"]:
+            out.timestamp = _glog_seconds(groups["glog"], year)
+        pos = match.end()
+    out.body = line[pos:].strip()
+    return out

@@ -1,0 +1,20 @@
+"""The interactive troubleshooter (Textual). The only package that imports textual.
+
+``troubleshoot`` with no arguments calls :func:`run_app`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Run the TUI until the user quits; the exit code (2 when the rules could not be loaded)."""
+    from troubleshooter.tui.app import TroubleshooterApp
+
+    app = TroubleshooterApp(args=args)
+    code = app.run()
+    if app.fatal_message:
+        print(f"troubleshoot: {app.fatal_message}", file=sys.stderr)
+    return int(code) if code is not None else (app.return_code or 0)

@@ -1,0 +1,49 @@
+"""The evidence gathered so far: probe runs with their status, the facts they measured, the answers given."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rich.text import Text
+from textual.widgets import Static
+
+from troubleshooter.render import STATUS_ICONS
+
+MAX_VALUE = 40
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+class EvidencePanel(Static):
+    """A side panel re-rendered from the investigation."""
+
+    def show(self, results: list, facts: Mapping[str, Any], answers: Mapping[str, str], analysed: list[str]) -> None:
+        """Render probe results (grouped facts), answers and analysed files."""
+        text = Text()
+        text.append("Evidence\n", style="bold underline")
+        if not (results or answers or analysed):
+            text.append("nothing yet: answers and probe results appear here", style="dim")
+        seen: set[str] = set()
+        for result in results:
+            label = result.probe + (f" r{result.rank}" if result.rank is not None else "")
+            text.append(f"{STATUS_ICONS.get(result.status, '?')} {label}", style="bold")
+            text.append(f" {result.status} {result.duration_s:.1f}s\n", style="dim")
+            if result.probe in seen:
+                continue
+            seen.add(result.probe)
+            for key in sorted(result.facts):
+                text.append(f"  {key} = ", style="dim")
+                text.append(_short(facts.get(key, result.facts[key])) + "\n")
+        if answers:
+            text.append("Answers\n", style="bold")
+            for node, label in answers.items():
+                text.append(f"  {node}: ", style="dim")
+                text.append(f"{label}\n")
+        if analysed:
+            text.append("Files analysed\n", style="bold")
+            for path in analysed:
+                text.append(f"  {path}\n")
+        self.update(text)
