@@ -8,6 +8,7 @@ slowest rank's median (a collective is as fast as its slowest participant).
 from __future__ import annotations
 
 import re
+import socket
 import statistics
 import time
 from datetime import timedelta
@@ -104,7 +105,7 @@ class CollectiveProbe(Probe):
     )
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        """Verify, barrier, sweep; every phase announced so a hang names where it was."""
+        """Barrier first (it names absent ranks), then verify and sweep; every phase is announced."""
         import torch
         import torch.distributed as dist
 
@@ -120,14 +121,6 @@ class CollectiveProbe(Probe):
         if "world.init_s" in ctx.facts:
             facts["collective.init_s"] = float(ctx.facts["world.init_s"])
 
-        ctx.phase("verify")
-        ones = torch.ones(1024, device=device)
-        dist.all_reduce(ones)
-        sync()
-        wrong = ones[ones != n]
-        facts.update({"collective.allreduce_ok": wrong.numel() == 0, "collective.allreduce_expected": float(n),
-                      "collective.allreduce_got": float(wrong[0] if wrong.numel() else ones[0])})
-
         ctx.phase("barrier")
         limit = max(1.0, min(30.0, ctx.timeout_s / 4))
         facts["collective.barrier_timeout_s"] = limit
@@ -139,9 +132,17 @@ class CollectiveProbe(Probe):
                           "collective.missing_ranks": missing_ranks(str(exc))})
             return self.result(facts, message=f"monitored barrier failed: {facts['collective.barrier_error']}")
 
+        ctx.phase("verify")
+        ones = torch.ones(1024, device=device)
+        dist.all_reduce(ones)
+        sync()
+        wrong = ones[ones != n]
+        facts.update({"collective.allreduce_ok": wrong.numel() == 0, "collective.allreduce_expected": float(n),
+                      "collective.allreduce_got": float(wrong[0] if wrong.numel() else ones[0])})
+
         ctx.phase("hosts")
         hosts: list = [None] * n
-        dist.all_gather_object(hosts, __import__("socket").gethostname(), group=object_group())
+        dist.all_gather_object(hosts, socket.gethostname(), group=object_group())
         backend = dist.get_backend()
         one_host = len(set(hosts)) == 1
         transport = ("loopback" if one_host else "tcp") if backend == "gloo" else ("intranode" if one_host else "internode")

@@ -128,7 +128,7 @@ def port_holder(port: int) -> str | None:
 
     try:
         conns = psutil.net_connections(kind="inet")
-    except (psutil.AccessDenied, OSError):
+    except (psutil.Error, OSError):  # processes come and go while psutil walks /proc
         return None
     for conn in conns:
         if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from troubleshooter.facts import FactSpec
 from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
 
-WARMUP, STEPS, PROFILED, ACCUM_CYCLES, DEFAULT_ACCUM = 2, 10, 3, 2, 4
+WARMUP, STEPS, PROFILED, ACCUM_CYCLES, DEFAULT_ACCUM = 2, 8, 2, 2, 3
 STEP_MARK = "troubleshoot.step"
 COMM_MARKS = ("gloo:", "nccl:", "c10d::", "ncclKernel", "ncclDevKernel")
 
@@ -137,7 +137,8 @@ class TrainStepProbe(Probe):
         FactSpec("trainstep.accum_no_sync_s", "float", "Seconds per accumulation cycle with no_sync() on k-1 micro-steps"),
         FactSpec("trainstep.no_sync_saving_fraction", "float", "1 - no_sync cycle / sync cycle"),
         FactSpec("trainstep.samples_per_s", "float", "Samples per second of the whole world (synchronised steps)"),
-        FactSpec("trainstep.tokens_per_s", "float", "Tokens per second of the whole world, when the input is token ids"),
+        FactSpec("trainstep.ids_per_s", "float", "Token ids per second of the whole world (tokens/s), when the input is "
+                 "a batch of token-id sequences"),
         FactSpec("trainstep.error", "str", "Why the step could not run"),
     )
 
@@ -228,7 +229,7 @@ class TrainStepProbe(Probe):
             "trainstep.samples_per_s": batch.samples * n / p50,
         }
         if batch.tokens:
-            facts["trainstep.tokens_per_s"] = batch.tokens * n / p50
+            facts["trainstep.ids_per_s"] = batch.tokens * n / p50
         exposed = facts["trainstep.comm_exposed_fraction"]
         message = (f"step p50 {p50 * 1000:.1f} ms, p90/p50 {p90 / p50:.2f}; exposed communication "
                    f"{(exposed or 0) * 100:.0f}% of the step; slowest rank {slowest} "

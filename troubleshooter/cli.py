@@ -96,13 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("attach", help="inspect a running job on this node: every rank's stack, who is stuck where")
     p.add_argument("pid", nargs="?", type=int, help="launcher or rank PID (default: find the job)")
-    p.add_argument("--job", choices=["auto"], default=None)
+    p.add_argument("--job", choices=["auto"], default=None, help="find the job automatically (the default without PID)")
     p.add_argument("--native", action="store_true", help="include native frames (py-spy --native)")
+    p.add_argument("--rules", action="append", default=[], metavar="DIR")
     _output_args(p, ["text", "json"], "text")
 
     p = sub.add_parser("run", help="run a launch command under watch; report on failure or stall")
     p.add_argument("--stall", type=float, default=300.0, metavar="S", help="seconds without progress that count as a hang")
     p.add_argument("--log-file", metavar="PATH", help="where to keep the job's output (default: troubleshoot-run.log)")
+    p.add_argument("--rules", action="append", default=[], metavar="DIR")
     _output_args(p, ["md", "html", "json"], "md")
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCH COMMAND...")
 

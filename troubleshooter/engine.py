@@ -126,13 +126,15 @@ def evaluate(rules: RuleSet, obs: Observations) -> list[Finding]:
                 changed = True
         if not changed:
             break
-    findings = [_build(rules, fid, items, world) for fid, items in raw.items()]
+    findings = [_build(rules, fid, items, obs) for fid, items in raw.items()]
     return order_findings(rules, findings)
 
 
-def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], world: Facts) -> Finding:
+def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], obs: Observations) -> Finding:
     entry = rules.findings[finding_id]
     evidence = [ev for _, ev in items]
+    first_rank = next((ev.rank for ev in evidence if ev.rank is not None and ev.rank in obs.ranks), None)
+    world = obs.rank_view(first_rank) if first_rank is not None else obs.facts
     checks = sorted({origin for origin, _ in items})
     severities = [rules.checks[c]["severity"] for c in checks if c in rules.checks and rules.checks[c].get("severity")]
     severity = min(severities, key=SEVERITY_RANK.get) if severities else entry["severity"]
@@ -146,7 +148,8 @@ def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], w
         references=list(entry.get("references") or []), checks=checks,
     )
     gate = entry.get("gate")
-    if gate and conditions.evaluate(gate["when"], world) is not True:
+    views = [obs.facts, *(obs.rank_view(r) for r in sorted(obs.ranks))]
+    if gate and not any(conditions.evaluate(gate["when"], view) is True for view in views):
         finding.gate_unmet = render_text(gate["unmet"], context)
         finding.fix = f"Not yet: {finding.gate_unmet}"
         finding.commands = []

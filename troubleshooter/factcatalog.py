@@ -10,7 +10,8 @@ from troubleshooter.registry import Registry
 from troubleshooter.ruleset import RuleSet
 
 # Modules that declare facts of their own: ``module:function(rules) -> list[FactSpec]``.
-PROVIDERS = ("troubleshooter.scan:fact_specs", "troubleshooter.logs:fact_specs", "troubleshooter.live:fact_specs")
+PROVIDERS = ("troubleshooter.scan:fact_specs", "troubleshooter.logs:fact_specs", "troubleshooter.live:fact_specs",
+             "troubleshooter.distributed:fact_specs")
 
 CORE_FACTS = (
     FactSpec("world.size", "int", "Number of ranks in the diagnosed world"),

@@ -24,7 +24,15 @@ URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@]+:)(?P<value>
 
 
 def is_secret_name(name: str) -> bool:
-    """True for variable names that conventionally hold secrets."""
+    """True for variable names that conventionally hold secrets.
+
+    In a dotted fact key only an upper-case last part names a variable (``env.HF_TOKEN``);
+    ``trainstep.tokens_per_s`` is a measurement, not a secret.
+    """
+    if "." in name:
+        name = name.rsplit(".", 1)[-1]
+        if name != name.upper():
+            return False
     return bool(ENV_NAME.match(name)) and bool(SECRET_NAME.search(name))
 
 
@@ -42,7 +50,7 @@ def redact(obj: Any) -> Any:
     if isinstance(obj, dict):
         out = {}
         for key, value in obj.items():
-            if isinstance(key, str) and is_secret_name(key.rsplit(".", 1)[-1]) and isinstance(value, (str, int, float)) \
+            if isinstance(key, str) and is_secret_name(key) and isinstance(value, (str, int, float)) \
                     and value not in ("", None):
                 out[key] = MASK
             else:

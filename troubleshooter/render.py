@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from troubleshooter.paths import templates_dir
 
+TABLE_TITLES = {"rank_table": "Per rank", "nodes": "Per node"}
 ICONS = {"error": "✗", "warning": "!", "info": "•"}
 STATUS_ICONS = {"pass": "✓", "warn": "!", "fail": "✗", "error": "☠", "skipped": "-", "timeout": "⧗", "ok": "✓"}
 
@@ -84,7 +85,11 @@ class ReportPage:
     ranks: tuple[Mapping[str, Any], ...]
     walk: tuple[str, ...] = ()
     answers: tuple[tuple[str, str], ...] = ()
-    extras: Mapping[str, Any] = field(default_factory=dict)
+    stack_groups: tuple[Mapping[str, Any], ...] = ()
+    run_info: tuple[tuple[str, str], ...] = ()
+    root_failure: Mapping[str, Any] | None = None
+    tables: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()
+    interrupted: bool = False
 
 
 def _markdown(text: str) -> Markup:
@@ -151,6 +156,7 @@ def view_model(doc: Mapping[str, Any]) -> ReportPage:
                f"{summary.get('info', 0)} info.")
     world = tuple((k, _fmt_value(v)) for k, v in (doc.get("world") or {}).items())
     walk = doc.get("walk") or {}
+    run = doc.get("run") or {}
     return ReportPage(
         title=f"DDP diagnosis ({doc.get('mode', 'auto')})", created=doc.get("created", ""),
         tool_version=doc.get("tool_version", ""), mode=doc.get("mode", ""), symptom=doc.get("symptom"),
@@ -158,7 +164,11 @@ def view_model(doc: Mapping[str, Any]) -> ReportPage:
         facts=tuple(sorted((k, _fmt_value(v)) for k, v in (doc.get("facts") or {}).items())),
         ranks=tuple(doc.get("ranks") or ()), walk=tuple(walk.get("path") or ()),
         answers=tuple((k, str(v)) for k, v in (walk.get("answers") or {}).items()),
-        extras={k: v for k, v in doc.items() if k in ("rank_table", "nodes", "stacks", "log_summary")})
+        stack_groups=tuple((doc.get("stacks") or {}).get("groups") or ()),
+        run_info=tuple((k, _fmt_value(v)) for k, v in run.items() if k != "root_failure" and v not in (None, "")),
+        root_failure=run.get("root_failure"),
+        tables=_tables({TABLE_TITLES[k]: doc[k] for k in TABLE_TITLES if doc.get(k)}),
+        interrupted=bool(doc.get("interrupted")))
 
 
 def environment(extra_dirs: Iterable[Path] = ()) -> Environment:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -148,7 +148,6 @@ def test_real_torchrun_environment(tmp_path, registry, rules):
     proc = subprocess.run(["torchrun", "--standalone", "--nproc-per-node", "2", str(script)], env=clean_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    import json
     rows = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert len(rows) == 2
     assert sorted(r["facts"]["launcher.rank"] for r in rows) == [0, 1]

@@ -22,7 +22,6 @@ def free_port() -> int:
 
 
 def test_nccl_ifname_syntax(registry):
-    import importlib
     match = sys.modules[registry.get("network").__module__].nccl_ifname_match
     names = ["docker0", "eth0", "eth1", "ib0", "lo"]
     assert match("eth", names) == ["eth0", "eth1"]
@@ -30,7 +29,6 @@ def test_nccl_ifname_syntax(registry):
     assert match("=eth", names) == []
     assert match("=eth1", names) == ["eth1"]
     assert match("^=eth0", names) == ["docker0", "eth1", "ib0", "lo"]
-    assert importlib  # the module is loaded by file path; reached through the registry
 
 
 def test_healthy_loopback_master_no_finding():
@@ -40,7 +38,6 @@ def test_healthy_loopback_master_no_finding():
     assert facts["net.master_port_in_use"] is False
     assert facts["net.route_interface"] == "lo"
     assert not set(findings_by_id(report)) & set(ENV_FINDINGS)
-    assert report["probes"][0]["duration_s"] < 1.0
 
 
 def test_no_master_addr_is_quiet():
@@ -197,7 +194,7 @@ def test_down_interface_named_for_gloo(two_hosts):
     dev = f"tsd{h['tag']}"
     subprocess.run(["ip", "-n", h["worker"], "link", "add", dev, "type", "veth", "peer", "name", f"{dev}p"],
                    check=True, timeout=20)
-    report = in_ns(h["worker"], GLOO_SOCKET_IFNAME=dev, NCCL_SOCKET_IFNAME=dev)
+    report = in_ns(h["worker"], GLOO_SOCKET_IFNAME=dev, NCCL_SOCKET_IFNAME=f"={dev}")  # exact: not the peer {dev}p
     evidence = [e["detail"] for e in findings_by_id(report)["wrong-network-interface"]["evidence"]]
     assert f"GLOO_SOCKET_IFNAME={dev}: {dev} is down or has no address" in evidence
-    assert f"NCCL_SOCKET_IFNAME={dev} selects only {dev}, none of them up with an address" in evidence
+    assert f"NCCL_SOCKET_IFNAME=={dev} selects only {dev}, none of them up with an address" in evidence

@@ -29,7 +29,6 @@ def test_healthy_machine_tools_and_no_finding():
             assert facts["tools.paths"][tool] == shutil.which(tool)
             assert facts["tools.versions"][tool][0].isdigit()
     assert not {"tool-missing", "hostfile-missing"} & set(findings_by_id(report))
-    assert report["probes"][0]["duration_s"] < 1.0
 
 
 def test_srun_missing_inside_slurm_allocation(tmp_path):

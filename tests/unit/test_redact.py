@@ -13,9 +13,15 @@ def test_secret_names(name: str) -> None:
     assert is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["PATH", "MASTER_PORT", "NCCL_SOCKET_IFNAME", "KEYBOARD", "monkey", "HOME"])
+@pytest.mark.parametrize("name", ["PATH", "MASTER_PORT", "NCCL_SOCKET_IFNAME", "KEYBOARD", "monkey", "HOME",
+                                  "trainstep.tokens_per_s", "net.master_port"])
 def test_ordinary_names(name: str) -> None:
     assert not is_secret_name(name)
+
+
+def test_fact_key_naming_a_variable_is_masked() -> None:
+    assert redact({"env.HF_TOKEN": "abc", "trainstep.tokens_per_s": 12.5}) == {"env.HF_TOKEN": MASK,
+                                                                              "trainstep.tokens_per_s": 12.5}
 
 
 def test_env_mapping_values_masked_but_names_kept() -> None:

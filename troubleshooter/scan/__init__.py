@@ -9,7 +9,6 @@ runs every checker (one per pitfall, ``troubleshooter/scan/checkers/``) over a s
 
 from __future__ import annotations
 
-import ast
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +116,3 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
         result.facts["scan.dataloader_workers"] = scanner.max_workers
     return result
 
-
-def parse(data: bytes | str, path: str) -> ast.Module:
-    """Parse source with :mod:`ast` (raises SyntaxError / ValueError like ``compile``)."""
-    return ast.parse(data, filename=path)

@@ -17,7 +17,6 @@ from typing import Iterable, Iterator
 from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
-_OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0, RANKDEP: RANKDEP}
 _DIST_FLAG_WORDS = ("distributed", "ddp", "world_size", "is_initialized", "multi_gpu", "multigpu", "n_gpu", "ngpu")
 
 
@@ -77,7 +76,6 @@ class Ctx:
     loops: tuple = ()
     withs: tuple = ()
     dist_branch: bool = False  # under an ``if`` on a distributed flag (``if args.distributed``)
-    main_block: bool = False
 
 
 @dataclass(eq=False)
@@ -228,7 +226,7 @@ class ModuleIndex:
             self.classes[stmt.name] = stmt
             for expr in [*stmt.bases, *stmt.decorator_list]:
                 self._expr(expr, ctx)
-            self._block(stmt.body, Ctx(func=FuncInfo("<class>", stmt, stmt.name), main_block=ctx.main_block))
+            self._block(stmt.body, Ctx(func=FuncInfo("<class>", stmt, stmt.name)))
             return ctx
         if isinstance(stmt, ast.If):
             return self._if(stmt, ctx)
@@ -238,7 +236,7 @@ class ModuleIndex:
             it = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             names = frozenset(filter(None, (dotted(n) for n in ast.walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
             self.loops.append(LoopInfo(stmt, ctx, target, names))
-            inner = Ctx(ctx.func, ctx.sides, ctx.loops + (stmt,), ctx.withs, ctx.dist_branch, ctx.main_block)
+            inner = Ctx(ctx.func, ctx.sides, ctx.loops + (stmt,), ctx.withs, ctx.dist_branch)
             self._block(stmt.body, inner)
             self._block(stmt.orelse, ctx)
             return ctx
@@ -248,10 +246,10 @@ class ModuleIndex:
                 self._expr(item.context_expr, ctx)
                 expr = item.context_expr
                 names.append(self.qual(expr.func if isinstance(expr, ast.Call) else expr) or "?")
-            inner = Ctx(ctx.func, ctx.sides, ctx.loops, ctx.withs + tuple(names), ctx.dist_branch, ctx.main_block)
+            inner = Ctx(ctx.func, ctx.sides, ctx.loops, ctx.withs + tuple(names), ctx.dist_branch)
             after = self._block_ctx(stmt.body, inner)
             # an early return inside the with still guards what follows it
-            return Ctx(ctx.func, after.sides, ctx.loops, ctx.withs, ctx.dist_branch, ctx.main_block)
+            return Ctx(ctx.func, after.sides, ctx.loops, ctx.withs, ctx.dist_branch)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._block(stmt.body, ctx)
             for handler in stmt.handlers:
@@ -290,15 +288,15 @@ class ModuleIndex:
     def _if(self, stmt: ast.If, ctx: Ctx) -> Ctx:
         self._expr(stmt.test, ctx)
         sides = self.classify(stmt.test)
-        is_main = _is_main_test(stmt.test)
-        dist = ctx.dist_branch or _mentions(stmt.test, _DIST_FLAG_WORDS)
+        dist = ctx.dist_branch or _mentions(stmt.test, _DIST_FLAG_WORDS) or (
+            sides is None and self.mentions_rank(stmt.test))
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
-        self._block(stmt.body, Ctx(ctx.func, body_sides, ctx.loops, ctx.withs, dist, ctx.main_block or is_main))
-        self._block(stmt.orelse, Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, dist, ctx.main_block))
+        self._block(stmt.body, Ctx(ctx.func, body_sides, ctx.loops, ctx.withs, dist))
+        self._block(stmt.orelse, Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, dist))
         if sides and _terminal(stmt.body) and not stmt.orelse:
-            return Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, ctx.dist_branch, ctx.main_block)
+            return Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, ctx.dist_branch)
         return ctx
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
@@ -385,8 +383,8 @@ class ModuleIndex:
                 zero_only = all(isinstance(v, int) and v <= 0 for v in value)
                 side = (RANK0, NONZERO) if zero_only else (RANKDEP, RANKDEP)
                 return side if isinstance(op, ast.In) else (side[1], side[0])
-            if not isinstance(value, int) or isinstance(value, bool):
-                return None  # ``rank is None`` and friends are the same on every rank
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                return None  # ``rank is None`` / ``local_rank != -1`` mean "distributed or not", same on every rank
             table = {ast.Eq: value == 0, ast.LtE: value == 0, ast.Lt: value == 1}
             if type(op) in table and table[type(op)]:
                 return (RANK0, NONZERO)
@@ -430,10 +428,6 @@ class ModuleIndex:
                 return self._call_by_node.get(id(b.value))
         return None
 
-    def same_scope(self, a: CallSite | Binding, func: FuncInfo | None) -> bool:
-        """True when ``a`` sits in ``func``."""
-        return (a.func if isinstance(a, Binding) else a.ctx.func) is func
-
     def site_of(self, node: ast.Call) -> CallSite | None:
         """The CallSite of a Call node."""
         return self._call_by_node.get(id(node))
@@ -462,11 +456,6 @@ def _terminal(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) or (
         bool(body) and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call)
         and last(dotted(body[-1].value.func)) in ("exit", "_exit"))
-
-
-def _is_main_test(test: ast.AST) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and const(test.comparators[0]) == "__main__")
 
 
 def _mentions(node: ast.AST, words: tuple[str, ...]) -> bool:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from troubleshooter.tui import recovery
+from troubleshooter.tui import environment, recovery
 from troubleshooter.tui.messages import (AnalysisFinished, InvestigationChanged, ProbeFinished, ProbeProgress,
                                          ProbeStarted)
 from troubleshooter.tui.screens.home_screen import HomeScreen
@@ -27,17 +27,18 @@ DARK, LIGHT = "textual-dark", "textual-light"
 class TroubleshooterApp(App[int]):
     """The interactive troubleshooter: symptom → decision tree → probes → diagnosis → report."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))
     TITLE = "DDP troubleshooter"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False),
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
     ]
 
     def __init__(self, rules: Any = None, registry: Any = None, args: argparse.Namespace | None = None,
-                 state_file: Path | None = None, offer_resume: bool = True) -> None:
+                 state_file: Path | None = None, offer_resume: bool = True,
+                 detect_gpus: Callable[[], str] | None = None) -> None:
         super().__init__()
         from troubleshooter.tui.runs import default_args
 
@@ -46,6 +47,7 @@ class TroubleshooterApp(App[int]):
         self.args = args or default_args()
         self.state_file = state_file or recovery.recovery_path()
         self.offer_resume = offer_resume
+        self.detect_gpus = detect_gpus or environment.gpus
         self.investigation: Any = None
         self.probe_status = ""
         self.probes_running: list[str] = []

@@ -22,9 +22,9 @@ def launcher_summary(env: Mapping[str, str], nproc: int, backend: str) -> dict[s
     launcher = next((name for var, name in LAUNCHER_VARS if env.get(var)), None)
     size = next((env[v] for v in WORLD_SIZE_VARS if env.get(v)), None)
     return {
-        "launcher": launcher or "none (a local world will be started)",
-        "world size": size or f"{nproc} (local, --nproc)",
-        "backend": backend if backend != "auto" else "auto (nccl with GPUs, else gloo)",
+        "launcher": launcher or "none (local world)",
+        "world size": size or f"{nproc} (--nproc)",
+        "backend": backend if backend != "auto" else "auto (nccl if GPUs)",
         "master": f"{env['MASTER_ADDR']}:{env.get('MASTER_PORT', '?')}" if env.get("MASTER_ADDR") else "not set",
     }
 

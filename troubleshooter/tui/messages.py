@@ -17,15 +17,11 @@ class ProbeStarted(Message):
 
 
 class ProbeProgress(Message):
-    """A live status line from a running probe (only the newest one matters)."""
+    """A live status line from a running probe (every line is shown in the all-checks log)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
-
-    def can_replace(self, message: Message) -> bool:
-        """A newer status line supersedes an unprocessed older one."""
-        return isinstance(message, ProbeProgress)
 
 
 class ProbeFinished(Message):

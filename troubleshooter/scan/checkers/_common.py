@@ -78,19 +78,3 @@ def local_rank_name(m: ModuleIndex) -> str | None:
         if last(name) in ("local_rank", "gpu_id"):
             return name
     return None
-
-
-def enclosing_loop_names(m: ModuleIndex, site: CallSite) -> set[str]:
-    """Loop variables of the loops around ``site``."""
-    out = set()
-    for loop in site.ctx.loops:
-        target = getattr(loop, "target", None)
-        text = dotted(target) if target is not None else None
-        if text:
-            out.add(text)
-    return out
-
-
-def in_range(node: ast.AST, line: int) -> bool:
-    """True when ``line`` lies within ``node``'s lines."""
-    return node.lineno <= line <= (node.end_lineno or node.lineno)

@@ -22,6 +22,8 @@ class CheckpointWithoutModuleChecker(Checker):
             wrap = wrappers.get(site.recv)
             if wrap is None or site.line <= wrap.line or site.ctx.func is not wrap.ctx.func:
                 continue
+            if wrap.ctx.sides or wrap.ctx.dist_branch or self._in_conditional_expr(m, site):
+                continue  # wrapped only sometimes, or the code picks wrapper vs .module itself
             rebound = m.binding(site.recv, site.line, site.ctx.func)
             if rebound is None or rebound.value is not wrap.node:
                 continue
@@ -30,6 +32,11 @@ class CheckpointWithoutModuleChecker(Checker):
             yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
                                  f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
                       {"model": site.recv})
+
+    @staticmethod
+    def _in_conditional_expr(m, site) -> bool:
+        return any(isinstance(node, ast.IfExp) and any(sub is site.node for sub in ast.walk(node))
+                   for node in ast.walk(m.tree))
 
     @staticmethod
     def _saved(m, site) -> bool:

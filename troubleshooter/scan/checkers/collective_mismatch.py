@@ -37,13 +37,15 @@ class CollectiveMismatchChecker(Checker):
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:
-        bid, side, arm = site.ctx.sides[-1]
+        arms = {bid: arm for bid, _, arm in site.ctx.sides}
+        side = site.ctx.sides[-1][1]
         for other, other_label in candidates:
             if other is site or other_label != label or other.ctx.func is not site.ctx.func:
                 continue
-            obid, oside, oarm = other.ctx.sides[-1]
-            if (obid == bid and oarm != arm) or (side in _OPPOSITE and oside == _OPPOSITE[side]):
-                return True
+            if any(arms.get(bid, arm) != arm for bid, _, arm in other.ctx.sides):
+                return True  # the other arm of the same rank test (if / elif / else) calls it too
+            if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
+                return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
 
     @staticmethod

@@ -32,8 +32,10 @@ class DdpBeforeToDeviceChecker(Checker):
                                      f"moved only afterwards ({source(move.node)} at line {move.line})",
                           {"model": model, "variable": wrap.assigned_to or model})
             elif wrap.kw("device_ids") is not None and const(wrap.kw("device_ids"), default=...) is not None:
-                if any(s.recv == model and is_device_move(m, s) for s in m.calls):
-                    continue
+                made = m.value_call(binding.value, binding.line + 1, binding.func)
+                fresh = made is not None and (made.name.startswith("torch.nn.") or made.method in m.classes)
+                if not fresh or any(s.recv == model and is_device_move(m, s) for s in m.calls):
+                    continue  # only a module built right here is known to still be on the CPU
                 yield Hit(wrap.line, f"DDP({model}, device_ids=...) wraps {model} but {model} is never moved to "
                                      "that GPU: DDP requires the module on device_ids[0] before wrapping",
                           {"model": model, "variable": wrap.assigned_to or model})

@@ -24,7 +24,7 @@ class ChoiceModal(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
             yield Static(self.text, classes="dialog-text")
-            yield OptionList(*[Option(label, id=key) for key, label in self.choices], id="choices")
+            yield OptionList(*[Option(label, id=key) for key, label in self.choices], id="dialog-choices")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Dismiss with the chosen key."""

@@ -31,7 +31,7 @@ class CounterModal(ModalScreen[str | None]):
             if self.probe_title:
                 options.append(Option(f"Verify it now: run “{self.probe_title}”", id="verify"))
             options.append(Option("Back to the question", id="back"))
-            yield OptionList(*options, id="choices")
+            yield OptionList(*options, id="dialog-choices")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Dismiss with the choice."""

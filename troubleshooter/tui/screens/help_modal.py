@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown
 
@@ -13,18 +13,16 @@ Pick the **symptom** that matches your problem. The troubleshooter asks one ques
 time, runs **probes** (real measurements) where a question can be settled by evidence, and
 ends with a **diagnosis**: findings root cause first, the evidence, and the fix.
 
-| key | does |
-|---|---|
-| ↑ ↓ Enter | choose an answer / an action (the mouse works too) |
-| b / f | back to the previous question / forward again |
-| Esc | cancel a running probe, close a dialog, go back |
-| s | "I want to skip this" (see why it matters, verify instead) |
-| d | diagnosis so far (export with **e**) |
-| r | red-flag checklist (Space ticks an item) |
-| v | show / hide the evidence panel |
-| h | home: the list of symptoms |
-| Ctrl+T | light / dark theme |
-| Ctrl+Q | quit (offers to export; answers are kept for next time) |
+- **↑ ↓ Enter**: choose an answer or an action (the mouse works too)
+- **b / f**: back to the previous question / forward again
+- **Esc**: stop waiting for a probe, close a dialog, go back
+- **s**: "I want to skip this": why it matters, and how to verify instead
+- **d**: the diagnosis so far (**e** exports Markdown, HTML or JSON)
+- **r**: the red-flag checklist (Space ticks an item)
+- **v**: show or hide the evidence panel (hidden under 100 columns)
+- **h**: home, the list of symptoms
+- **Ctrl+T**: light or dark theme
+- **Ctrl+Q**: quit (offers to export; your answers are kept for next time)
 
 Every answer and probe result is saved to a recovery file as you go, so quitting or a crash
 never loses them: the next start offers to resume.
@@ -38,6 +36,6 @@ class HelpModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """The help text."""
-        with Vertical(classes="dialog help-dialog"):
+        with VerticalScroll(classes="dialog help-dialog"):
             yield Label("Help", classes="dialog-title")
             yield Markdown(HELP)

@@ -37,6 +37,7 @@ class HomeScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="home")
         self.gpu_text = "detecting…"
+        self.details: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         """Header, environment line, the menu, footer."""
@@ -44,6 +45,7 @@ class HomeScreen(Screen):
         yield Static(self._env_text(), id="env-summary")
         yield Label("What is going wrong? Pick the symptom closest to yours:", classes="prompt")
         yield OptionList(Option("loading the knowledge base…", id="loading", disabled=True), id="menu")
+        yield Static(id="menu-detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -54,7 +56,7 @@ class HomeScreen(Screen):
     @work(thread=True, exit_on_error=False, group="env", description="detecting GPUs")
     def detect_gpus(self) -> None:
         """``nvidia-smi -L`` in a thread (bounded by its own timeout)."""
-        text = environment.gpus()
+        text = self.app.detect_gpus()
         self.app.call_from_thread(self._set_gpus, text)
 
     def _set_gpus(self, text: str) -> None:
@@ -69,8 +71,8 @@ class HomeScreen(Screen):
         for i, (key, value) in enumerate(info.items()):
             text.append(f"{key}: ", style="dim")
             text.append(value, style="bold")
-            text.append("\n" if i % 2 else "   ")
-        return text
+            text.append("   " if i % 2 == 0 and i < len(info) - 1 else "\n")
+        return text.rstrip() or text
 
     def on_investigation_changed(self, _: InvestigationChanged) -> None:
         """Rules may have just loaded; the diagnosis entry shows how much evidence there is."""
@@ -85,18 +87,25 @@ class HomeScreen(Screen):
         highlighted = menu.highlighted
         menu.clear_options()
         trees = sorted(rules.trees.values(), key=lambda t: (t.get("order", 100), t["title"]))
+        self.details = {}
         for tree in trees:
-            menu.add_option(Option(Text.assemble((tree["title"], "bold"), "  ", (tree["symptom"], "dim")),
-                                   id=f"tree:{tree['id']}"))
+            menu.add_option(Option(Text(tree["title"], style="bold"), id=f"tree:{tree['id']}"))
+            self.details[f"tree:{tree['id']}"] = tree["symptom"]
         if not trees:
             menu.add_option(Option("(no decision trees in rules/trees/)", id="none", disabled=True))
         menu.add_option(None)
         for key, title, hint in ACTIONS:
             if key == "action:diagnosis" and inv.has_evidence:
                 hint = f"{len(inv.results)} probe result(s), {len(inv.answers)} answer(s)"
-            menu.add_option(Option(Text.assemble(("▸ " + title, "bold"), "  ", (hint, "dim")), id=key))
+            menu.add_option(Option(Text("▸ " + title), id=key))
+            self.details[key] = hint
         menu.highlighted = highlighted if highlighted is not None else 0
         menu.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Describe the highlighted symptom or action under the menu."""
+        detail = self.details.get(event.option.id or "", "")
+        self.query_one("#menu-detail", Static).update(Text(detail, style="italic"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Open what was picked."""

@@ -20,12 +20,12 @@ class WalkScreen(Screen):
 
     BINDINGS = [
         Binding("b", "back", "Back"),
-        Binding("f", "forward", "Forward"),
-        Binding("escape", "cancel_or_home", "Cancel/Home"),
+        Binding("f", "forward", "Forward", show=False),
+        Binding("escape", "cancel_or_home", "Home"),
         Binding("s", "skip", "Skip?"),
         Binding("d", "diagnosis", "Diagnosis"),
         Binding("r", "red_flags", "Red flags"),
-        Binding("v", "toggle_evidence", "Evidence"),
+        Binding("v", "toggle_evidence", "Evidence", show=False),
         Binding("h", "home", "Home", show=False),
         Binding("q", "app.request_quit", "Quit", show=False),
     ]
@@ -34,6 +34,7 @@ class WalkScreen(Screen):
         super().__init__(id="walk")
         self.cancelled_at: str | None = None  # the probe node whose automatic run the user cancelled
         self.state = None
+        self.evidence_toggled = False  # once the user shows/hides the panel, width no longer decides
 
     def compose(self) -> ComposeResult:
         """Breadcrumb on top; the node on the left, the evidence on the right."""
@@ -41,27 +42,35 @@ class WalkScreen(Screen):
         yield Breadcrumb(id="breadcrumb")
         with Horizontal(id="walk-body"):
             with Vertical(id="node-pane"):
-                yield Static(id="question")
-                yield Static(id="why")
-                yield Static(id="status")
+                with VerticalScroll(id="node-text"):
+                    yield Static(id="question")
+                    yield Static(id="why")
+                    yield Static(id="status")
                 yield OptionList(id="choices")
             with VerticalScroll(id="evidence-pane"):
                 yield EvidencePanel(id="evidence")
         yield Footer()
 
-    def on_mount(self) -> None:
-        """Render the current node."""
-        self.render_node()
-
     def on_investigation_changed(self, _: InvestigationChanged) -> None:
         """Answers or results changed: re-render (this may advance the walk)."""
-        if self.is_attached:
+        if self.is_current:
             self.render_node()
+
+    def on_resize(self) -> None:
+        """Narrow terminals (under 100 columns) hide the evidence panel until asked for (v)."""
+        if not self.evidence_toggled:
+            self.query_one("#evidence-pane").display = self.size.width >= 100
+
+    def on_screen_resume(self) -> None:
+        """Back from a dialog or another screen: the evidence may have changed."""
+        self.render_node()
 
     def show_progress(self, text: str) -> None:
         """Live status of the running probe."""
         if self.app.probes_running:
-            self.query_one("#status", Static).update(Text.assemble(("⧗ ", "bold"), text))
+            status = self.query_one("#status", Static)
+            status.update(Text.assemble(("⧗ ", "bold"), text, ("   (Esc stops waiting)", "dim")))
+            status.display = True
 
     # ---- rendering -------------------------------------------------------------------------------
 
@@ -73,7 +82,7 @@ class WalkScreen(Screen):
             return
         tree = inv.tree
         self.title = tree["title"]
-        self.query_one(Breadcrumb).show(tree["title"], state.path, inv.path_answers(state))
+        self.query_one(Breadcrumb).show(state.path, inv.path_answers(state))
         self.query_one(EvidencePanel).show(inv.results, inv.facts(), inv.path_answers(state), inv.analysed)
         node = state.node
         question, why, status, options = "", node.get("why", ""), "", []
@@ -109,7 +118,9 @@ class WalkScreen(Screen):
         self.query_one("#question", Static).update(Text(question, style="bold"))
         self.query_one("#why", Static).update(Text.assemble(("Why this matters: ", "dim bold"), (why, "dim"))
                                              if why else "")
+        self.query_one("#why", Static).display = bool(why)
         self.query_one("#status", Static).update(status)
+        self.query_one("#status", Static).display = bool(status)
         choices = self.query_one("#choices", OptionList)
         choices.clear_options()
         choices.add_options(options)
@@ -233,3 +244,4 @@ class WalkScreen(Screen):
         """Show or hide the evidence panel."""
         pane = self.query_one("#evidence-pane")
         pane.display = not pane.display
+        self.evidence_toggled = True

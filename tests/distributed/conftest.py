@@ -1,0 +1,71 @@
+"""Helpers for distributed-mode tests: a clean launcher-free environment, free ports, bounded subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+LAUNCH_PREFIXES = ("OMPI_", "MV2_", "PMI_", "PMIX_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_")
+LAUNCH_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR",
+               "MASTER_PORT", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE", "GROUP_WORLD_SIZE", "TROUBLESHOOTER_LOCAL_WORLD"}
+# Fast probe selection for world tests: the launcher (rank), system/network (node), the collective (world).
+QUICK = ["--probe", "launcher", "--probe", "system", "--probe", "network", "--probe", "collective"]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """os.environ without any launcher variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS and not k.startswith(LAUNCH_PREFIXES)}
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}, **extra)
+    return env
+
+
+def free_port() -> int:
+    """A port P such that P and P+1 were free a moment ago."""
+    for _ in range(50):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("", 0))
+            port = a.getsockname()[1]
+            try:
+                b.bind(("", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port pair")
+
+
+def run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in its own session; kill the whole group when it outlives ``timeout`` (then fail)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            stdin=subprocess.DEVNULL, **kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+        pytest.fail(f"{' '.join(cmd)} did not finish within {timeout} s\n{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def load(path: Path) -> dict:
+    """A JSON report, with a readable failure when it is missing."""
+    assert path.exists(), f"{path} was not written"
+    return json.loads(path.read_text())
+
+
+def finding_ids(doc: dict) -> set[str]:
+    """The finding ids of a report."""
+    return {f["id"] for f in doc["findings"]}
+
+
+def torchrun() -> list[str]:
+    """The torchrun command of this interpreter."""
+    return [shutil.which("torchrun") or sys.executable, *([] if shutil.which("torchrun") else
+                                                          ["-m", "torch.distributed.run"])]

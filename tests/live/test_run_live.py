@@ -1,0 +1,95 @@
+"""`troubleshoot run` on real jobs: passthrough, crash root cause, stall + attach, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import JOBS, torchrun, troubleshoot
+
+
+def _report(path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_output_passes_through_byte_for_byte(tmp_path, no_leftovers):
+    log, report = tmp_path / "job.log", tmp_path / "report.json"
+    proc = troubleshoot("run", "--log-file", str(log), "-o", str(report), "--",
+                        sys.executable, str(JOBS / "bytes_out.py"), timeout=60)
+    out = b"line one\r\nNUL:\x00 bad utf-8:\xff\xfe\nno final newline"
+    err = b"to stderr \xe2\x9c\x93\n"
+    assert proc.stdout == out
+    assert proc.stderr == err
+    data = log.read_bytes()
+    assert len(data) == len(out) + len(err) and err in data
+    assert data.replace(err, b"") == out
+    doc = _report(report)
+    assert doc["mode"] == "run" and doc["run"]["exit_code"] == 0 and proc.returncode == 0
+
+
+def test_run_without_a_command_is_a_usage_error():
+    proc = troubleshoot("run", "--", timeout=60)
+    assert proc.returncode == 2 and b"nothing to run" in proc.stderr
+
+
+def test_unknown_command_is_a_usage_error(tmp_path):
+    proc = troubleshoot("run", "--log-file", str(tmp_path / "l"), "--", "no-such-launcher-xyz", timeout=60)
+    assert proc.returncode == 2 and b"command not found: no-such-launcher-xyz" in proc.stderr
+
+
+def test_ctrl_c_reaches_the_job_and_still_yields_a_report(tmp_path, no_leftovers):
+    report = tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "troubleshooter", "run", "--log-file", str(tmp_path / "job.log"), "-o", str(report),
+           "--", sys.executable, str(JOBS / "wait_for_sigint.py")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout.readline() == b"waiting\n"
+        os.kill(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
+        out, _err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"job got SIGINT" in out
+    doc = _report(report)
+    assert doc["run"]["interrupted"] is True and doc["facts"]["live.interrupted"] is True
+    assert doc["run"]["exit_code"] == 130
+
+
+@pytest.mark.slow
+def test_crash_on_rank_1_is_reported_with_its_traceback(tmp_path, no_leftovers):
+    log, report = tmp_path / "job.log", tmp_path / "report.json"
+    proc = troubleshoot("run", "--stall", "60", "--log-file", str(log), "-o", str(report), "--",
+                        *torchrun("crash_rank1.py", 2), timeout=120)
+    assert b"rank 0 initialised" in proc.stdout + proc.stderr  # the job's own output reached the terminal
+    doc = _report(report)
+    assert doc["run"]["exit_code"] == 1 and doc["facts"]["live.exit_code"] == 1
+    root = doc["run"]["root_failure"]
+    assert root["rank"] == 1 and root["exit_code"] == 1
+    assert "crash_rank1.py\", line 10, in load_shard" in root["traceback"]
+    assert root["traceback"].endswith("RuntimeError: shard 1 is corrupt: cannot decode record 17")
+    assert doc["facts"]["log.failed_ranks"] == [1]
+    assert proc.returncode == 1
+
+
+@pytest.mark.slow
+def test_stalled_job_is_attached_to_and_stopped(tmp_path, no_leftovers):
+    log, report = tmp_path / "job.log", tmp_path / "report.json"
+    start = time.monotonic()
+    proc = troubleshoot("run", "--stall", "3", "--log-file", str(log), "-o", str(report), "--",
+                        *torchrun("skip_allreduce.py", 3), timeout=120)
+    elapsed = time.monotonic() - start
+    assert b"attaching to the job" in proc.stderr
+    doc = _report(report)
+    assert doc["run"]["stalled"] is True and doc["run"]["stopped_by_troubleshoot"] is True
+    assert elapsed < 20 + 10, "the stall must be caught before gloo's own 20 s timeout ends the job"
+    finding = next(f for f in doc["findings"] if f["id"] == "collective-mismatch")
+    assert finding["ranks"] == [1]
+    odd = [g for g in doc["stacks"]["groups"] if g["odd_one_out"]]
+    assert odd and odd[0]["ranks"] == [1] and odd[0]["where"] == "skip_allreduce.py:16 (main)"
+    assert proc.returncode == 1

@@ -1,0 +1,62 @@
+"""The corpus: real-message logs with the finding ids and root cause each must produce."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from troubleshooter.engine import Observations, evaluate
+from troubleshooter.facts import Facts
+from troubleshooter.logs import LogAnalyzer, analyze_paths
+from troubleshooter.logs.analyzer import open_log
+from troubleshooter.logs.postprocess import finalize
+
+from .conftest import corpus_cases
+
+CASES = corpus_cases()
+
+
+def _ids(facts, rules) -> list[str]:
+    return sorted(key[4:] for key in facts if key.startswith("log.") and key[4:] in rules.findings)
+
+
+def test_corpus_is_big_enough():
+    healthy = [c for c in CASES if c[0].startswith("healthy")]
+    assert len(CASES) >= 30 and len(healthy) >= 5
+
+
+@pytest.mark.parametrize("name,log,expect", CASES, ids=[c[0] for c in CASES])
+def test_corpus_log(name, log, expect, rules):
+    expected = yaml.safe_load(expect.read_text())
+    facts = analyze_paths([log], rules).facts
+    assert _ids(facts, rules) == sorted(expected["ids"])
+    assert (facts.get("log.root_cause") or {}).get("id") == expected["root_cause"]
+
+
+@pytest.mark.parametrize("name,log,expect", [c for c in CASES if c[0].startswith("healthy")],
+                         ids=[c[0] for c in CASES if c[0].startswith("healthy")])
+def test_healthy_logs_raise_nothing_serious(name, log, expect, rules):
+    facts = analyze_paths([log], rules).facts
+    findings = finalize(evaluate(rules, Observations(Facts.from_dict(facts, "logs"))), facts)
+    assert [f.id for f in findings if f.severity in ("error", "warning")] == []
+
+
+@pytest.mark.parametrize("name,log,expect", CASES, ids=[c[0] for c in CASES])
+def test_line_feed_matches_file_read(name, log, expect, rules):
+    """The streaming API (feed one line at a time) reaches the same facts as the chunked reader."""
+    whole = analyze_paths([log], rules).facts
+    analyzer = LogAnalyzer(rules)
+    with open_log(str(log)) as stream:
+        for raw in stream:
+            analyzer.feed(raw.decode("utf-8", "replace"), path=str(log))
+    assert analyzer.facts() == whole
+
+
+def test_small_chunks_give_the_same_answer(rules, monkeypatch):
+    """Lines cut by chunk boundaries are reassembled."""
+    import troubleshooter.logs.analyzer as analyzer_module
+
+    logs = [log for _, log, _ in CASES[:12]]
+    expected = analyze_paths(logs, rules).facts
+    monkeypatch.setattr(analyzer_module, "CHUNK", 97)
+    assert analyze_paths(logs, rules).facts == expected

@@ -1,0 +1,30 @@
+"""Shared helpers for the scanner tests: the corpus and its declared expectations."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "corpus"
+_EXPECT = re.compile(r"^#\s*expect:\s*(.*)$", re.MULTILINE)
+_TODO = re.compile(r"^#\s*todo-miss:\s*(.*)$", re.MULTILINE)
+
+
+def corpus_files() -> list[Path]:
+    """Every corpus script, sorted."""
+    return sorted(CORPUS.glob("*.py"))
+
+
+def expected_ids(path: Path) -> set[str]:
+    """The ids a corpus script declares in its ``# expect:`` header (``none`` = empty)."""
+    match = _EXPECT.search(path.read_text(encoding="utf-8"))
+    if match is None:
+        raise AssertionError(f"{path}: missing '# expect: ...' header")
+    ids = {part.strip() for part in match.group(1).split(",") if part.strip()}
+    return set() if ids == {"none"} else ids
+
+
+def todo_misses(path: Path) -> set[str]:
+    """Ids the script should raise but the scanner knowingly misses (``# todo-miss:``, a documented gap)."""
+    match = _TODO.search(path.read_text(encoding="utf-8"))
+    return {part.strip() for part in match.group(1).split(",") if part.strip()} if match else set()

@@ -1,0 +1,99 @@
+"""``troubleshoot scan``: text, JSON and SARIF output, exit codes, syntax errors, directory walking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from troubleshooter.cli import main
+
+CORPUS = Path(__file__).parent / "corpus"
+BUGGY = str(CORPUS / "b01_plain_no_sampler.py")
+CLEAN = str(CORPUS / "c01_torchrun_correct.py")
+
+
+def test_text_output_is_grouped_by_file_with_lines(capsys):
+    assert main(["scan", BUGGY, CLEAN]) == 1
+    out = capsys.readouterr().out
+    assert f"{BUGGY}:16: error missing-distributed-sampler: loader has no DistributedSampler" in out
+    assert out.splitlines()[0] == BUGGY
+    assert "Found 1 issue(s)" in out
+
+
+def test_clean_script_exits_zero(capsys):
+    assert main(["scan", CLEAN]) == 0
+    assert "No issues found in 1 file(s)" in capsys.readouterr().out
+
+
+def test_json_is_the_report_document(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["scan", BUGGY, "--format", "json", "-o", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "ddp-troubleshooter/report@1" and doc["mode"] == "scan"
+    finding = doc["findings"][0]
+    assert finding["id"] == "missing-distributed-sampler"
+    assert finding["location"] == {"path": BUGGY, "line": 16}
+    assert "loader" in finding["fix"] and "dataset" in finding["fix"]
+    assert doc["facts"]["scan.files"] == 1 and doc["facts"]["scan.uses_distributed"] is True
+
+
+def test_sarif_is_valid_2_1_0(tmp_path, capsys):
+    assert main(["scan", BUGGY, str(CORPUS / "b29_several_bugs.py"), "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    # b01 destroys its process group, which satisfies destroy-process-group-missing for the whole scan
+    assert sorted(ids) == ["hardcoded-cuda0", "logging-from-all-ranks", "missing-distributed-sampler"]
+    assert all(r["shortDescription"]["text"] and r["helpUri"].startswith("http") for r in rules)
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning", "note") and result["message"]["text"]
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"].endswith(".py") and loc["region"]["startLine"] >= 1
+
+
+def test_syntax_error_is_reported_and_scan_goes_on(tmp_path, capsys):
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    good = tmp_path / "train.py"
+    good.write_text(Path(BUGGY).read_text())
+    assert main(["scan", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'broken.py'}:1: error syntax-error: cannot parse" in out
+    assert "missing-distributed-sampler" in out and "1 file(s) could not be parsed" in out
+
+
+def test_directory_walk_skips_ignored_dirs(tmp_path, capsys):
+    for skipped in (".git", "venv", "build", "__pycache__", "node_modules", "site-packages"):
+        (tmp_path / skipped).mkdir()
+        (tmp_path / skipped / "train.py").write_text(Path(BUGGY).read_text())
+    (tmp_path / "myenv").mkdir()
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "myenv" / "x.py").write_text(Path(BUGGY).read_text())
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ok.py").write_text(Path(CLEAN).read_text())
+    assert main(["scan", str(tmp_path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["facts"]["scan.files"] == 1
+
+
+def test_unreadable_path_exits_two(capsys):
+    assert main(["scan", "/nonexistent/train.py", CLEAN]) == 2
+    captured = capsys.readouterr()
+    assert "/nonexistent/train.py: no such file or directory" in captured.out + captured.err
+
+
+def test_hits_carry_fix_vars_from_the_script(tmp_path):
+    from troubleshooter.scan import scan_paths
+    hits = scan_paths([str(CORPUS / "b27_class_trainer_no_set_epoch.py")]).hits["missing-set-epoch"]
+    assert hits[0]["vars"] == {"sampler": "self.sampler", "loader": "self.loader", "variable": "epoch"}
+
+
+def test_fact_specs_declare_every_fact_scan_paths_emits():
+    from troubleshooter.scan import fact_specs, scan_paths
+    specs = {s.key: s for s in fact_specs(None)}
+    facts = scan_paths([str(CORPUS)]).facts
+    assert set(facts) <= set(specs)
+    assert all(specs[k].accepts(v) for k, v in facts.items())
+    assert facts["scan.dataloader_workers"] == 8

@@ -1,0 +1,82 @@
+"""The analysis core: import aliases, name binding, rank-guard recognition."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from troubleshooter.scan.model import ModuleIndex
+from troubleshooter.scan.patterns import load_patterns
+
+
+def index(src: str) -> ModuleIndex:
+    src = textwrap.dedent(src)
+    return ModuleIndex(ast.parse(src), src, "t.py", load_patterns())
+
+
+@pytest.mark.parametrize("src", [
+    "from torch.nn.parallel import DistributedDataParallel as DDP\nDDP(m)",
+    "import torch.nn.parallel as par\npar.DistributedDataParallel(m)",
+    "import torch.nn as nn\nnn.parallel.DistributedDataParallel(m)",
+    "import torch\ntorch.nn.parallel.DistributedDataParallel(m)",
+    "from torch import nn\nnn.parallel.DistributedDataParallel(m)",
+    "from torch.nn.parallel import *\nDistributedDataParallel(m)",
+])
+def test_ddp_spellings_resolve(src):
+    assert "torch.nn.parallel.DistributedDataParallel" in index(src).call_names
+
+
+def test_local_class_shadows_nothing():
+    m = index("class DistributedDataParallel:\n    pass\nDistributedDataParallel(m)")
+    assert not m.uses_ddp
+
+
+@pytest.mark.parametrize("test,expect", [
+    ("rank == 0", ("rank0", "nonzero")), ("0 == rank", ("rank0", "nonzero")),
+    ("dist.get_rank() == 0", ("rank0", "nonzero")), ("is_main_process()", ("rank0", "nonzero")),
+    ("args.local_rank in (-1, 0)", ("rank0", "nonzero")), ("local_rank not in [-1, 0]", ("nonzero", "rank0")),
+    ("not is_master", ("nonzero", "rank0")), ("rank != 0", ("nonzero", "rank0")), ("rank", ("nonzero", "rank0")),
+    ("int(os.environ['RANK']) == 0", ("rank0", "nonzero")), ("trainer.is_global_zero", ("rank0", "nonzero")),
+    ("rank == 0 and step % 10 == 0", ("rank0", "rank")), ("rank % 2 == 0", ("rank", "rank")),
+    ("rank == 1", ("rank", "rank")),
+    ("local_rank != -1", None), ("rank is None", None), ("world_size > 1", None), ("args.distributed", None),
+])
+def test_rank_tests(test, expect):
+    m = index("pass")
+    assert m.classify(ast.parse(test, mode="eval").body) == expect
+
+
+def test_early_return_guards_rest_of_function():
+    m = index("""
+        def log(x):
+            if dist.get_rank() != 0:
+                return
+            print(x)
+        def other(x):
+            print(x)
+    """)
+    prints = [c for c in m.calls if c.name == "print"]
+    assert [p.rank0 for p in prints] == [True, False]
+
+
+def test_function_called_only_under_guard_is_rank0():
+    m = index("""
+        def save(model):
+            torch.save(model.state_dict(), "x.pt")
+        if rank == 0:
+            save(model)
+    """)
+    assert [c.rank0 for c in m.calls if c.name == "torch.save"] == [True]
+
+
+def test_binding_follows_last_assignment_in_scope():
+    m = index("""
+        model = Net()
+        def f():
+            model = Other()
+            use(model)
+    """)
+    use = next(c for c in m.calls if c.name == "use")
+    assert ast.unparse(m.binding("model", use.line, use.func).value) == "Other()"

@@ -1,0 +1,323 @@
+"""The log analyzer: stream lines, match signatures, attribute ranks, pick the root cause.
+
+``LogAnalyzer(rules)`` is fed one line at a time (``feed``) or whole files (``feed_file``,
+which reads big binary chunks and only decodes the lines the prefilter flags), and
+``facts()`` returns the hit facts ``log.<finding-id>`` plus the informational facts. Memory
+is bounded by the number of distinct (signature, rank) pairs, never by the log's size.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Iterable
+
+from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
+from troubleshooter.logs.blocks import BlockTracker
+from troubleshooter.logs.lineprefix import split_prefix
+from troubleshooter.logs.prefilter import Prefilter
+from troubleshooter.logs.signatures import Signature, compile_signatures
+
+CHUNK = 4 << 20          # bytes read at a time
+MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk) is cut
+MAX_UNIQUE = 50          # values kept per unique-collecting fact
+MAX_HITS = 4096          # distinct (finding, signature, rank) hits kept
+DETAIL_CHARS = 300
+BLOCK = -1               # prefilter payload of the block tracker's anchors
+
+
+@dataclass
+class _Hit:
+    finding: str
+    sig: Signature
+    rank: int | None
+    path: str
+    line: int
+    order: float
+    seq: int
+    detail: str
+    vars: dict[str, Any]
+    count: int = 1
+
+    def as_fact(self) -> dict[str, Any]:
+        hit = {"detail": self.detail, "path": self.path, "line": self.line, "rank": self.rank,
+               "vars": self.vars, "order": self.order, "source": "log", "finding": self.finding,
+               "signature": self.sig.id}
+        if self.count > 1:
+            hit["count"] = self.count
+        if self.sig.severity:
+            hit["severity"] = self.sig.severity
+        if self.sig.echo:
+            hit["echo"] = True
+        return hit
+
+
+@dataclass
+class _Context:
+    """Where a context signature last matched, per file, and on which ranks."""
+
+    last_line: dict[str, int] = field(default_factory=dict)
+    ranks: set = field(default_factory=set)
+    vars: dict[str, Any] = field(default_factory=dict)
+
+
+class LogAnalyzer:
+    """Streaming analyzer over the signatures of a rule set (``RuleSet.signatures``)."""
+
+    def __init__(self, rules: Any = None, signatures: Iterable[Signature] | None = None):
+        """Use ``rules.signatures`` (a loaded RuleSet) or precompiled ``signatures``."""
+        self.signatures = list(signatures) if signatures is not None else compile_signatures(rules.signatures)
+        anchors: dict[str, list[int]] = {}
+        for index, sig in enumerate(self.signatures):
+            for literal in sig.anchors:
+                anchors.setdefault(literal, []).append(index)
+        for literal in BLOCK_ANCHORS:
+            anchors.setdefault(literal, []).append(BLOCK)
+        self.prefilter = Prefilter(anchors)
+        self.blocks = BlockTracker()
+        self._hits: dict[tuple, _Hit] = {}
+        self._contexts: dict[str, _Context] = {}
+        self._facts: dict[str, Any] = {}
+        self._seq = 0              # global line counter across all inputs
+        self._line_no: dict[str, int] = {}
+        self._last_ts: dict[str, float] = {}
+        self._year = 1970
+        self.files: list[str] = []
+
+    # ---- input ---------------------------------------------------------------------------
+
+    def feed(self, line: str, path: str = "<stream>") -> list[dict[str, Any]]:
+        """Analyse the next line of ``path``; return the hits this line produced (new or repeated)."""
+        self._note_file(path)
+        self._line_no[path] += 1
+        self._seq += 1
+        payloads = self.prefilter.line_payloads(line.encode("utf-8", "replace"))
+        if not payloads:
+            return []
+        return self._line(line.rstrip("\r\n"), payloads, path, self._line_no[path])
+
+    def feed_file(self, stream: IO[bytes], path: str) -> None:
+        """Analyse a whole binary stream; only lines the prefilter flags are decoded."""
+        self._note_file(path)
+        carry = b""
+        while True:
+            block = stream.read(CHUNK)
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) > MAX_LINE:
+                cut = len(data)
+            data, carry = data[:cut], data[cut:]
+            if data:
+                self._chunk(data, path)
+        if carry:
+            self._chunk(carry + b"\n", path)
+
+    def _note_file(self, path: str) -> None:
+        if path not in self._line_no:
+            self._line_no[path] = 0
+            self.files.append(path)
+
+    def _chunk(self, data: bytes, path: str) -> None:
+        base, seq_base = self._line_no[path], self._seq
+        pos, line_no = 0, base
+        for start, payloads in self.prefilter.scan(data):
+            line_no += data.count(b"\n", pos, start)
+            pos = start
+            end = data.find(b"\n", start)
+            end = len(data) if end == -1 else end
+            self._seq = seq_base + (line_no - base) + 1
+            text = data[start:end].decode("utf-8", "replace").rstrip("\r")
+            self._line(text, payloads, path, line_no + 1)
+        total = data.count(b"\n")
+        self._line_no[path] = base + total
+        self._seq = seq_base + total
+
+    # ---- matching ------------------------------------------------------------------------
+
+    def _line(self, text: str, payloads: set[int], path: str, line_no: int) -> list[dict[str, Any]]:
+        prefix = split_prefix(text, self._year)
+        if prefix.timestamp is not None:
+            if prefix.timestamp > 86400 * 366 * 20:
+                self._year = datetime.fromtimestamp(prefix.timestamp, timezone.utc).year
+            self._last_ts[path] = prefix.timestamp
+        order = self._last_ts.get(path, float(self._seq))
+        body = prefix.body
+        if BLOCK in payloads:
+            self.blocks.feed(body, prefix.rank, path, line_no)
+        line_rank = prefix.rank if prefix.rank is not None else self.blocks.context_rank()
+        produced: list[dict[str, Any]] = []
+        findings_on_line: set[str] = set()
+        for index in sorted(p for p in payloads if p != BLOCK):
+            sig = self.signatures[index]
+            match = sig.regex.search(body)
+            if match is None:
+                continue
+            values = sig.extract(match)
+            rank = values["rank"] if isinstance(values.get("rank"), int) else line_rank
+            if sig.context:
+                ctx = self._contexts.setdefault(sig.id, _Context())
+                ctx.last_line[path] = line_no
+                if len(ctx.ranks) < 1024:
+                    ctx.ranks.add(rank)
+                ctx.vars.update(values)
+            elif sig.fact:
+                self._collect(sig, values.get("value"))
+            elif sig.finding not in findings_on_line:
+                findings_on_line.add(sig.finding)
+                produced.append(self._record(sig, rank, values, body, path, line_no, order))
+        return [p for p in produced if p]
+
+    def _collect(self, sig: Signature, value: Any) -> None:
+        if value is None:
+            return
+        if sig.collect == "first":
+            self._facts.setdefault(sig.fact, value)
+            return
+        values = self._facts.setdefault(sig.fact, [])
+        if value not in values and len(values) < MAX_UNIQUE:
+            values.append(value)
+
+    def _refined(self, sig: Signature, path: str, line_no: int) -> tuple[str, dict[str, Any]]:
+        for ref in sig.refine:
+            ctx = self._contexts.get(ref.after)
+            if ctx is None or path not in ctx.last_line:
+                continue
+            near = ref.within == 0 or line_no - ctx.last_line[path] <= ref.within
+            if near and len(ctx.ranks) >= ref.ranks:
+                return ref.finding, dict(ctx.vars)
+        return sig.finding or "", {}
+
+    def _record(self, sig: Signature, rank: int | None, values: dict[str, Any], body: str, path: str,
+                line_no: int, order: float) -> dict[str, Any]:
+        finding, extra = self._refined(sig, path, line_no)
+        key = (finding, sig.id, rank)
+        hit = self._hits.get(key)
+        if hit is not None:
+            hit.count += 1
+            return hit.as_fact()
+        if len(self._hits) >= MAX_HITS:
+            return {}
+        merged = {**extra, **values}
+        if rank is not None:
+            merged.setdefault("rank", rank)
+        hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged)
+        self._hits[key] = hit
+        return hit.as_fact()
+
+    # ---- results ---------------------------------------------------------------------------
+
+    def _kept_hits(self) -> tuple[list[_Hit], list[_Hit]]:
+        """Split hits into kept and suppressed.
+
+        A generic hit yields to a hit of another finding with a higher priority; a generic echo
+        also yields to any specific non-echo failure (it is that failure's downstream effect).
+        """
+        hits = sorted(self._hits.values(), key=lambda h: h.seq)
+
+        def explained(hit: _Hit) -> bool:
+            others = [h for h in hits if h.finding != hit.finding and h.sig.priority > 0]
+            return any(h.sig.priority > hit.sig.priority or (hit.sig.echo and not h.sig.echo and not h.sig.generic)
+                       for h in others)
+
+        kept = [h for h in hits if not (h.sig.generic and explained(h))]
+        suppressed = [h for h in hits if h not in kept]
+        return kept, suppressed
+
+    def _failures(self) -> list[dict[str, Any]]:
+        out = []
+        for failure in self.blocks.failures:
+            data = failure.to_dict()
+            own = self.blocks.exceptions.get(failure.rank) if failure.rank is not None else None
+            tb = data.get("traceback", "")
+            if own and (not tb or tb.startswith(("To enable traceback", "Signal ")) or "Traceback" in tb):
+                data["traceback"] = own["text"]
+                data["traceback_line"] = own["line"]
+            out.append(data)
+        return out
+
+    def facts(self) -> dict[str, Any]:
+        """All facts so far: ``log.<finding-id>`` hit lists and the informational ``log.*`` facts."""
+        kept, suppressed = self._kept_hits()
+        facts: dict[str, Any] = {}
+        for hit in kept:
+            facts.setdefault(f"log.{hit.finding}", []).append(hit.as_fact())
+        for key, value in self._facts.items():
+            facts[key] = list(value) if isinstance(value, list) else value
+        failures = self._failures()
+        exit_codes: dict[str, int] = {}
+        for failure in failures:
+            if failure.get("rank") is not None and failure.get("exit_code") not in (None, 0):
+                exit_codes.setdefault(str(failure["rank"]), failure["exit_code"])
+        crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.sig.priority >= 80}
+        facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
+        facts["log.exit_codes"] = exit_codes
+        if failures:
+            facts["log.failures"] = failures
+        if suppressed:
+            facts["log.suppressed"] = [{"id": h.finding, "rank": h.rank, "line": h.line, "path": h.path,
+                                        "signature": h.sig.id} for h in suppressed]
+        root = self._root_cause(kept, failures)
+        if root:
+            facts["log.root_cause"] = root
+        facts["log.lines"] = self._seq
+        facts["log.files"] = list(self.files)
+        return facts
+
+    def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The first failure in time among the most causal hits; echoes only when nothing else is known."""
+        candidates = [h for h in kept if h.sig.priority > 0]
+        if candidates:
+            best = min(candidates, key=lambda h: (h.sig.echo, -h.sig.priority, h.order, h.seq))
+            root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
+                    "detail": best.detail, "signature": best.sig.id}
+            tb = self.blocks.exceptions.get(best.rank)
+            if tb:
+                root["traceback"] = tb["text"]
+            return root
+        first = next((f for f in failures if f.get("root")), failures[0] if failures else None)
+        if first is None:
+            return None
+        return {"id": None, **{k: first[k] for k in ("rank", "path", "line", "exit_code", "signal", "traceback")
+                               if k in first}}
+
+
+@dataclass
+class LogResult:
+    """What ``analyze_paths`` found: the facts (for the engine) and the files read."""
+
+    facts: dict[str, Any]
+    files: list[str]
+
+
+def open_log(path: str) -> IO[bytes]:
+    """Open a log for binary reading: ``-`` is standard input, ``.gz`` is decompressed on the fly."""
+    if path == "-":
+        return sys.stdin.buffer if hasattr(sys.stdin, "buffer") else io.BytesIO(sys.stdin.read().encode())
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def analyze_paths(paths: Iterable[str | Path], rules: Any = None, analyzer: LogAnalyzer | None = None) -> LogResult:
+    """Analyse log files (``-`` = stdin, ``.gz`` transparently) in the order given."""
+    analyzer = analyzer or LogAnalyzer(rules)
+    for path in map(str, paths):
+        try:
+            stream = open_log(path)
+        except OSError as exc:
+            raise OSError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            analyzer.feed_file(stream, "<stdin>" if path == "-" else path)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise OSError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        finally:
+            if stream is not getattr(sys.stdin, "buffer", None):
+                stream.close()
+    return LogResult(facts=analyzer.facts(), files=list(analyzer.files))
+

@@ -1,0 +1,75 @@
+"""``troubleshoot logs PATH... [--format text|json] [-o PATH] [--rules DIR]``.
+
+``-`` reads standard input; ``.gz`` files are decompressed on the fly; logs are streamed,
+so memory stays flat on multi-gigabyte inputs. Exit codes: 0 no finding of severity
+warning or worse, 1 such findings, 2 an unreadable log or invalid rules.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from troubleshooter.errors import UsageError
+
+
+def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
+    """A short log summary (root cause, failed ranks, NCCL setup) above the doctor-style findings."""
+    from troubleshooter.render import render_terminal
+
+    lines = [f"Analysed {facts.get('log.lines', 0)} lines from {len(facts.get('log.files') or [])} file(s)."]
+    root = facts.get("log.root_cause")
+    if root:
+        where = f"{root.get('path')}:{root.get('line')}" if root.get("line") else ""
+        rank = f"rank {root['rank']}" if root.get("rank") is not None else "unknown rank"
+        what = root.get("id") or f"exit code {root.get('exit_code')}"
+        lines.append(f"Root cause (first failure): {what} on {rank} {where}".rstrip())
+        if root.get("traceback"):
+            lines.append(f"    {root['traceback']}")
+    if facts.get("log.failed_ranks"):
+        codes = facts.get("log.exit_codes") or {}
+        ranks = ", ".join(f"{r}" + (f" (exit {codes[str(r)]})" if str(r) in codes else "") for r in facts["log.failed_ranks"])
+        lines.append(f"Failed ranks: {ranks}")
+    nccl = [f"{label} {', '.join(v) if isinstance(v, list) else v}" for label, v in (
+        ("NCCL", facts.get("log.nccl_version")), ("transports", facts.get("log.nccl_transports")),
+        ("interfaces", facts.get("log.nccl_interfaces"))) if v]
+    if nccl:
+        lines.append("; ".join(nccl))
+    if facts.get("log.suppressed"):
+        echoes = sorted({f"{s['id']} (rank {s['rank']})" if s.get("rank") is not None else s["id"]
+                         for s in facts["log.suppressed"]})
+        lines.append(f"Downstream echoes not reported separately: {', '.join(echoes)}")
+    return "\n".join(lines) + "\n\n" + render_terminal(doc, color=color)
+
+
+def command(args) -> int:
+    """Analyse the logs, evaluate the hits with the rules engine, write text or JSON; return the exit code."""
+    from troubleshooter.engine import Observations, evaluate
+    from troubleshooter.facts import Facts
+    from troubleshooter.logs.analyzer import analyze_paths
+    from troubleshooter.logs.postprocess import finalize
+    from troubleshooter.report import build_report, choose_format, exit_code, write_output
+    from troubleshooter.ruleset import load_rules
+
+    rules = load_rules(list(getattr(args, "rules", None) or []))
+    paths = list(args.paths)
+    if paths.count("-") > 1:
+        raise UsageError("standard input (-) can be given only once")
+    try:
+        result = analyze_paths(paths, rules)
+    except OSError as exc:
+        raise UsageError(f"cannot read log {exc}") from None
+    facts = {"run.mode": "logs", **result.facts}
+    obs = Observations(Facts.from_dict(facts, "logs"))
+    findings = evaluate(rules, obs)
+    findings = finalize(findings, facts)
+    doc = build_report("logs", findings, obs=obs)
+    fmt = choose_format(args.format, args.output, "text")
+    if fmt == "json":
+        text = json.dumps(doc, indent=2, default=str) + "\n"
+    else:
+        color = not args.output and sys.stdout.isatty()
+        text = render_text(doc, facts, color)
+    write_output(text, args.output)
+    return exit_code(doc)

@@ -1,0 +1,49 @@
+"""Markdown for the diagnosis screen: findings root cause first, each with evidence, fix and commands."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from troubleshooter.render import ICONS
+
+
+def finding_markdown(finding: Mapping[str, Any], index: int) -> str:
+    """One finding of a report document as Markdown (the fix is already Markdown from the rules)."""
+    lines = [f"## {index}. {ICONS.get(finding['severity'], '•')} {finding['title']}",
+             f"`{finding['id']}` · {finding['severity']} · {finding.get('category', '')}", ""]
+    if finding.get("explained_by"):
+        lines += [f"*Likely a consequence of: {', '.join(finding['explained_by'])}*", ""]
+    if finding.get("why"):
+        lines += [f"**Why it matters.** {finding['why']}", ""]
+    if finding.get("evidence"):
+        lines.append("**Evidence**")
+        for ev in finding["evidence"]:
+            rank = f"rank {ev['rank']}: " if ev.get("rank") is not None else ""
+            where = f"`{ev['path']}:{ev.get('line')}` " if ev.get("path") else ""
+            lines.append(f"- {rank}{where}{ev.get('detail', '')} *({ev.get('source', '')})*")
+        lines.append("")
+    if finding.get("gate_unmet"):
+        lines += [f"> **Not yet.** {finding['gate_unmet']} Press **v** to run the measurement.", ""]
+    else:
+        lines += ["**Fix**", "", finding.get("fix", ""), ""]
+    if finding.get("commands"):
+        lines += ["```sh", *finding["commands"], "```", ""]
+    return "\n".join(lines)
+
+
+def diagnosis_markdown(doc: Mapping[str, Any]) -> str:
+    """The whole diagnosis view of a report document."""
+    findings = doc.get("findings") or []
+    parts = []
+    if not findings and (doc.get("probes") or (doc.get("walk") or {}).get("answers")):
+        parts.append(f"No finding of any severity from the evidence gathered ({len(doc.get('probes') or [])} probe "
+                     "result(s)). Walk a symptom to narrow it down, or analyse a log of the failed run.")
+    elif not findings:
+        parts.append("No finding yet. Walk a symptom, run all checks, or analyse a log to gather evidence.")
+    for i, finding in enumerate(findings, 1):
+        parts.append(finding_markdown(finding, i))
+    walk = doc.get("walk") or {}
+    if walk.get("path"):
+        parts.append("## Path walked\n\n" + " → ".join(walk["path"]) + "\n")
+        parts += [f"- {node}: **{answer}**" for node, answer in (walk.get("answers") or {}).items()]
+    return "\n\n".join(parts)
