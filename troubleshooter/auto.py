@@ -39,8 +39,9 @@ def under_launcher(env: dict[str, str]) -> bool:
 def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The options probes may read (ctx.options)."""
     return {"model": args.model, "data": args.data, "backend": args.backend, "nproc": args.nproc,
-            "scripts": args.script, "logs": args.log, "grad_accum": getattr(args, "grad_accum", None),
-            "cwd": os.getcwd()}
+            "scripts": getattr(args, "script", []), "logs": getattr(args, "log", []), "grad_accum": args.grad_accum,
+            "num_workers": args.num_workers, "precision": args.precision, "launcher": args.launcher,
+            "hostfile": args.hostfile, "cwd": os.getcwd()}
 
 
 class Progress:
@@ -79,8 +80,10 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
     from troubleshooter.runner import run_node_probes
 
     selected = registry.select(args.probe, args.skip)
-    node = [p for p in selected if p.scope == NODE]
     ranked = [p for p in selected if p.scope != NODE]
+    # NODE probes that import torch run in rank 0 of the world (which imports torch anyway), the rest here
+    in_rank0 = [p for p in selected if p.scope == NODE and "torch" in p.needs] if ranked else []
+    node = [p for p in selected if p.scope == NODE and p not in in_rank0]
     options = options_from_args(args)
     if args.nproc < 1:
         raise UsageError(f"--nproc must be at least 1, got {args.nproc}")
@@ -110,7 +113,7 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
                     progress.say(f"world joined ({event.get('backend')}) in {event.get('seconds', 0):.2f} s")
 
             outcome = run_world(ranked, args.nproc, backend=args.backend, options=options, probe_dirs=args.probes,
-                                timeout_s=args.timeout, on_event=on_event)
+                                timeout_s=args.timeout, on_event=on_event, node_probes=in_rank0)
             session.world["backend"] = outcome.backend
             if outcome.backend:
                 session.world_facts["world.backend"] = outcome.backend

@@ -23,6 +23,16 @@ def _output_args(p: argparse.ArgumentParser, formats: Sequence[str], default: st
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here (default: standard output)")
 
 
+def _job_args(g) -> None:
+    """What the user's job uses, when the probes cannot see it themselves."""
+    g.add_argument("--grad-accum", type=int, default=None, metavar="K", help="gradient-accumulation steps your job uses")
+    g.add_argument("--num-workers", type=int, default=None, metavar="N", help="DataLoader workers per rank your job uses")
+    g.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default=None, help="precision your job trains in")
+    g.add_argument("--launcher", choices=["torchrun", "slurm", "mpirun", "deepspeed"], default=None,
+                   help="launcher your job uses (checks its tools)")
+    g.add_argument("--hostfile", metavar="PATH", default=None, help="DeepSpeed/MPI hostfile your job uses")
+
+
 def _auto_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("automatic diagnosis (--auto)")
     g.add_argument("--auto", action="store_true", help="run every default check non-interactively and write a report")
@@ -32,7 +42,7 @@ def _auto_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--log", action="append", default=[], metavar="PATH", help="log file(s) of a failed run to analyse")
     g.add_argument("--model", metavar="MODULE:CALLABLE", help="zero-argument callable returning your nn.Module (imported, runs your code)")
     g.add_argument("--data", metavar="MODULE:CALLABLE", help="zero-argument callable returning a Dataset or iterable of batches")
-    g.add_argument("--grad-accum", type=int, default=None, metavar="K", help="gradient-accumulation steps your job uses")
+    _job_args(g)
     g.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes (repeatable)")
     g.add_argument("--skip", action="append", default=[], metavar="NAME", help="skip these probes (repeatable)")
     g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-probe timeout in seconds (default: each probe's own)")
@@ -74,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model")
     p.add_argument("--data")
     p.add_argument("--timeout", type=float, default=None)
+    _job_args(p)
     p.add_argument("--rules", action="append", default=[], metavar="DIR")
     p.add_argument("--probes", action="append", default=[], metavar="DIR")
     _output_args(p, ["text", "json"], "text")

@@ -74,13 +74,13 @@ def report_command(args: argparse.Namespace) -> int:
 
 def probe_command(args: argparse.Namespace) -> int:
     """Run one probe (NODE probes isolated here; RANK/WORLD probes in a local world) and report."""
+    from troubleshooter.auto import options_from_args
     from troubleshooter.session import Session
 
     rules = load_rules(args.rules)
     registry = Registry.load(args.probes)
     probe = registry.get(args.name)
-    options = {"model": args.model, "data": args.data, "backend": args.backend, "nproc": args.nproc,
-               "cwd": os.getcwd()}
+    options = options_from_args(args)
     session = Session(rules, "probe")
     if probe.scope == NODE:
         from troubleshooter.runner import run_isolated

@@ -57,7 +57,8 @@ def _check_evidence(check: dict, view: Facts, rank: int | None) -> Evidence:
     context = {"facts": dict(view), "rank": rank, **{k.replace(".", "_"): v for k, v in cited.items()}}
     detail = render_text(check["detail"], context) if check.get("detail") else \
         "; ".join(f"{k} = {_fmt(v)}" for k, v in cited.items())
-    return Evidence(source=", ".join(sources) or "rules", detail=detail, rank=rank, facts=cited)
+    hit_vars = {name: render_text(str(template), context) for name, template in (check.get("vars") or {}).items()}
+    return Evidence(source=", ".join(sources) or "rules", detail=detail, rank=rank, facts=cited, vars=hit_vars)
 
 
 def _rank_specific(check: dict, view: Facts) -> bool:
@@ -136,8 +137,8 @@ def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], o
     first_rank = next((ev.rank for ev in evidence if ev.rank is not None and ev.rank in obs.ranks), None)
     world = obs.rank_view(first_rank) if first_rank is not None else obs.facts
     checks = sorted({origin for origin, _ in items})
-    severities = [rules.checks[c]["severity"] for c in checks if c in rules.checks and rules.checks[c].get("severity")]
-    severity = min(severities, key=SEVERITY_RANK.get) if severities else entry["severity"]
+    severities = [(rules.checks[c].get("severity") if c in rules.checks else None) or entry["severity"] for c in checks]
+    severity = min(severities, key=SEVERITY_RANK.get)
     hit_vars = next((ev.vars for ev in evidence if ev.vars), {})
     context = {"facts": dict(world), "evidence": evidence, "hit": hit_vars, "ranks": sorted(
         {ev.rank for ev in evidence if ev.rank is not None}), "first": evidence[0] if evidence else None}

@@ -115,10 +115,16 @@ def classify_stuck(states: Mapping[int, RankState], phase_order: list[str]) -> t
 def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", options: Mapping[str, Any] | None = None,
               facts: Mapping[str, Any] | None = None, probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
               init_timeout_s: float = 60.0, env: Mapping[str, str] | None = None,
-              on_event: Callable[[int, dict], None] | None = None) -> WorldOutcome:
-    """Spawn ``nproc`` ranks running ``probes`` (RANK/WORLD scope) and supervise them to the end."""
+              on_event: Callable[[int, dict], None] | None = None,
+              node_probes: Iterable[type[Probe]] = ()) -> WorldOutcome:
+    """Spawn ``nproc`` ranks running ``probes`` (RANK/WORLD scope) and supervise them to the end.
+
+    ``node_probes`` run once, in rank 0 before it joins the world, judging the caller's environment:
+    NODE probes that import torch cost nothing extra there (rank 0 imports it anyway).
+    """
+    node_probes = list(node_probes)
     needs_world = any(p.scope == "world" for p in probes)
-    timeouts = {p.id: float(timeout_s or p.timeout_s) for p in probes}
+    timeouts = {p.id: float(timeout_s or p.timeout_s) for p in [*probes, *node_probes]}
     port = free_port()
     base_env = dict(env if env is not None else os.environ)
     with tempfile.TemporaryDirectory(prefix="troubleshoot-world-") as tmp:
@@ -127,7 +133,8 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
         job.write_text(json.dumps({
             "probes": [p.id for p in probes], "probe_dirs": list(probe_dirs), "options": dict(options or {}),
             "facts": dict(facts or {}), "backend": backend, "timeouts": timeouts, "events_dir": str(events_dir),
-            "needs_world": needs_world, "init_timeout_s": init_timeout_s}, default=str))
+            "needs_world": needs_world, "init_timeout_s": init_timeout_s,
+            "node_probes": [p.id for p in node_probes], "user_env": base_env}, default=str))
         states: dict[int, RankState] = {}
         logs: dict[int, Any] = {}
         try:

@@ -64,13 +64,15 @@ def join_world(backend_request: str, env: dict[str, str], timeout_s: float, emit
 
 def run_probes(probe_ids: list[str], registry: Registry, env: dict[str, str], options: dict[str, Any],
                facts: dict[str, Any], backend: str | None, device: str | None, init_s: float | None,
-               timeouts: dict[str, float], emit: Emit, probe_env: dict[str, str] | None = None) -> list[ProbeResult]:
+               timeouts: dict[str, float], emit: Emit, probe_env: dict[str, str] | None = None,
+               as_node: bool = False) -> list[ProbeResult]:
     """Run the probes in order inside this rank, emitting start/phase/end events.
 
     ``probe_env`` is the environment the probes judge when it differs from the one this rank
     runs with (distributed mode fills in RANK/MASTER_ADDR for MPI/SLURM; probes see the user's).
+    With ``as_node`` they run as NODE probes: no rank identity, results carry rank None.
     """
-    rank, local_rank, world, _ = identity(env)
+    rank, local_rank, world = (None, None, None) if as_node else identity(env)[:3]
     known = dict(facts)
     if init_s is not None:
         known["world.init_s"] = init_s
@@ -103,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     emit("hello", pid=os.getpid(), host=socket.gethostname())
     try:
         registry = Registry.load(job["probe_dirs"])
+        if job.get("node_probes") and identity(env)[1] == 0:  # once per node, with the user's environment
+            run_probes(job["node_probes"], registry, job["user_env"], job["options"], job["facts"], None, None, None,
+                       job["timeouts"], emit, as_node=True)
         backend, device, init_s = (None, None, None)
         if job["needs_world"]:
             backend, device, init_s = join_world(job["backend"], env, job["init_timeout_s"], emit)

@@ -83,8 +83,8 @@ def test_walk_multi_node_fails_in_a_real_terminal(tmp_path):
     tmux = Tmux(tmp_path, env)
     tmux.start(f"{exe}; sleep 30")
     try:
-        tmux.wait_for("What is going wrong?")
-        tmux.wait_for(tree["title"])
+        tmux.wait_for("What is going wrong?", timeout=60)
+        tmux.wait_for(tree["title"], timeout=60)  # the rules loaded behind the first screen
         tmux.keys(*["Down"] * menu.index(TREE), "Enter")
         for node_id, index in question_path(tree):
             tmux.wait_for(tree["nodes"][node_id]["ask"][:40].split("`")[0])

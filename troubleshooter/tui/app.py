@@ -59,7 +59,7 @@ class TroubleshooterApp(App[int]):
         """Paint the home screen at once; load rules and probes behind it if they were not given."""
         self.push_screen(HomeScreen())
         if self.rules is None or self.registry is None:
-            self.load_knowledge()
+            self.call_after_refresh(self.load_knowledge)  # after the first paint: parsing competes for the GIL
         else:
             self._knowledge_ready()
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from troubleshooter.tui.runs import ProbeBatch
+if TYPE_CHECKING:
+    from troubleshooter.tui.runs import ProbeBatch
 
 
 class ProbeStarted(Message):

@@ -10,12 +10,12 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from troubleshooter.auto import options_from_args
-from troubleshooter.probe import NODE, ProbeResult
-from troubleshooter.registry import Registry
-from troubleshooter.ruleset import RuleSet
+if TYPE_CHECKING:  # the core is imported when a run starts, not when the first screen paints
+    from troubleshooter.probe import ProbeResult
+    from troubleshooter.registry import Registry
+    from troubleshooter.ruleset import RuleSet
 
 Say = Callable[[str], None]
 
@@ -61,7 +61,9 @@ def describe_event(rank: int, event: Mapping[str, Any]) -> str | None:
 def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Namespace,
                facts: Mapping[str, Any], say: Say) -> ProbeBatch:
     """Run the named probes: node probes isolated here, rank/world probes in a local world of ``--nproc`` ranks."""
+    from troubleshooter.auto import options_from_args
     from troubleshooter.localworld import run_world
+    from troubleshooter.probe import NODE
     from troubleshooter.runner import run_isolated
 
     classes = [registry.get(p) for p in probe_ids]

@@ -50,7 +50,7 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         """Detect GPUs without blocking the first paint."""
-        self.detect_gpus()
+        self.call_after_refresh(self.detect_gpus)
         self._fill()
 
     @work(thread=True, exit_on_error=False, group="env", description="detecting GPUs")
