@@ -74,7 +74,8 @@ def gather_static(session: Session, args: argparse.Namespace) -> None:
         session.add_facts(analyze_paths(args.log, session.rules).facts, "logs")
 
 
-def run_local(session: Session, registry: Registry, args: argparse.Namespace, progress: Progress) -> None:
+def run_local(session: Session, registry: Registry, args: argparse.Namespace, progress: Progress,
+              cancel: threading.Event | None = None) -> None:
     """NODE probes here, RANK/WORLD probes in a local world; results land in ``session`` as they arrive."""
     from troubleshooter.localworld import run_world
     from troubleshooter.runner import run_node_probes
@@ -100,7 +101,7 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
 
     node_thread = threading.Thread(target=run_node_probes, kwargs=dict(
         probes=node, env=dict(os.environ), options=options, facts={}, probe_dirs=args.probes,
-        timeout_s=args.timeout, on_done=on_done), daemon=True)
+        timeout_s=args.timeout, on_done=on_done, cancel=cancel), daemon=True)
     node_thread.start()
     try:
         if ranked:
@@ -113,7 +114,8 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
                     progress.say(f"world joined ({event.get('backend')}) in {event.get('seconds', 0):.2f} s")
 
             outcome = run_world(ranked, args.nproc, backend=args.backend, options=options, probe_dirs=args.probes,
-                                timeout_s=args.timeout, on_event=on_event, node_probes=in_rank0)
+                                timeout_s=args.timeout, on_event=on_event, node_probes=in_rank0,
+                                cancel=cancel)
             session.world["backend"] = outcome.backend
             if outcome.backend:
                 session.world_facts["world.backend"] = outcome.backend

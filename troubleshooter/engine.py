@@ -143,7 +143,8 @@ def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], o
     context = {"facts": dict(world), "evidence": evidence, "hit": hit_vars, "ranks": sorted(
         {ev.rank for ev in evidence if ev.rank is not None}), "first": evidence[0] if evidence else None}
     finding = Finding(
-        id=finding_id, severity=severity, title=render_text(entry["title"], context), category=entry["category"],
+        id=finding_id, severity=severity, title=" ".join(render_text(entry["title"], context).split()),
+        category=entry["category"],
         why=render_text(entry["why"], context), evidence=evidence,
         commands=[render_text(c, context) for c in entry.get("commands") or []],
         references=list(entry.get("references") or []), checks=checks,

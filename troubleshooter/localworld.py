@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,11 +117,12 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
               facts: Mapping[str, Any] | None = None, probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
               init_timeout_s: float = 60.0, env: Mapping[str, str] | None = None,
               on_event: Callable[[int, dict], None] | None = None,
-              node_probes: Iterable[type[Probe]] = ()) -> WorldOutcome:
+              node_probes: Iterable[type[Probe]] = (), cancel: threading.Event | None = None) -> WorldOutcome:
     """Spawn ``nproc`` ranks running ``probes`` (RANK/WORLD scope) and supervise them to the end.
 
     ``node_probes`` run once, in rank 0 before it joins the world, judging the caller's environment:
     NODE probes that import torch cost nothing extra there (rank 0 imports it anyway).
+    Setting ``cancel`` tears the world down at once.
     """
     node_probes = list(node_probes)
     needs_world = any(p.scope == "world" for p in probes)
@@ -148,7 +150,7 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
                                         stdin=subprocess.DEVNULL, stdout=logs[rank], stderr=subprocess.STDOUT,
                                         start_new_session=True)
                 states[rank] = RankState(rank, proc)
-            world_facts = _supervise(states, events_dir, probes, timeouts, init_timeout_s, on_event)
+            world_facts = _supervise(states, events_dir, probes, timeouts, init_timeout_s, on_event, cancel)
         finally:
             for state in states.values():
                 kill_group(state.proc)
@@ -163,7 +165,8 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
 
 
 def _supervise(states: dict[int, RankState], events_dir: Path, probes: list[type[Probe]], timeouts: dict[str, float],
-               init_timeout_s: float, on_event: Callable[[int, dict], None] | None) -> dict[str, Any]:
+               init_timeout_s: float, on_event: Callable[[int, dict], None] | None,
+               cancel: threading.Event | None = None) -> dict[str, Any]:
     phase_order: list[str] = []
     entered: dict[str, float] = {}  # probe id -> time the first rank entered it
     started = time.monotonic()
@@ -179,6 +182,8 @@ def _supervise(states: dict[int, RankState], events_dir: Path, probes: list[type
                     entered.setdefault("init", time.monotonic())
         if all(s.done for s in states.values()):
             return {}
+        if cancel is not None and cancel.is_set():
+            return _teardown(states, phase_order, "cancelled", [])
         now = time.monotonic()
         dead = [s for s in states.values() if not s.done and s.proc.poll() is not None]
         if dead:
@@ -209,9 +214,17 @@ def _teardown(states: dict[int, RankState], phase_order: list[str], why: str, de
             f": {culprit.error}" if culprit.error else "")
         facts["world.dead_ranks"] = laggards
         facts["world.dead_exit_codes"] = {str(s.rank): s.proc.returncode for s in dead}
+    elif why == "cancelled":
+        laggards, waiting, message = [], [], "cancelled by the user"
     else:
         laggards, waiting = classify_stuck(states, phase_order)
         message = f"{probe_id} did not finish within {limit:.0f} s"
+    if why == "cancelled":
+        for rank, state in states.items():
+            if snapshot[rank][0] and not state.done:
+                state.results.append(ProbeResult(snapshot[rank][0], "skipped", rank=rank, host=state.host,
+                                                 message="cancelled"))
+        return {"world.teardown_reason": message}
     facts.update({
         "world.stuck_probe": probe_id or "", "world.stuck_ranks": laggards, "world.waiting_ranks": waiting,
         "world.stuck_phases": {str(r): f"{p}:{ph}" for r, (p, ph) in snapshot.items() if p},

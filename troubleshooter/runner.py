@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,8 +38,12 @@ def kill_group(proc: subprocess.Popen, grace_s: float = 1.0) -> None:
 
 
 def run_isolated(probe: type[Probe], env: Mapping[str, str], options: Mapping[str, Any],
-                 facts: Mapping[str, Any], probe_dirs: Iterable[str] = (), timeout_s: float | None = None) -> ProbeResult:
-    """Run one probe in a fresh interpreter; a hang becomes status ``timeout``, a crash status ``error``."""
+                 facts: Mapping[str, Any], probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
+                 cancel: threading.Event | None = None) -> ProbeResult:
+    """Run one probe in a fresh interpreter; a hang becomes status ``timeout``, a crash status ``error``.
+
+    Setting ``cancel`` kills the probe's process group at once (status ``skipped``, "cancelled").
+    """
     timeout = float(timeout_s or probe.timeout_s)
     with tempfile.TemporaryDirectory(prefix="troubleshoot-probe-") as tmp:
         job = Path(tmp) / "job.json"
@@ -50,13 +55,22 @@ def run_isolated(probe: type[Probe], env: Mapping[str, str], options: Mapping[st
         proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.probe_worker", str(job)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + timeout
         try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            proc.communicate()
-            return ProbeResult(probe.id, "timeout", message=f"did not finish within {timeout:g} s",
-                               duration_s=time.perf_counter() - started)
+            while True:
+                try:
+                    _, stderr = proc.communicate(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if cancel is not None and cancel.is_set():
+                    kill_group(proc)
+                    return ProbeResult(probe.id, "skipped", message="cancelled",
+                                       duration_s=time.perf_counter() - started)
+                if time.monotonic() > deadline:
+                    kill_group(proc)
+                    return ProbeResult(probe.id, "timeout", message=f"did not finish within {timeout:g} s",
+                                       duration_s=time.perf_counter() - started)
         finally:
             kill_group(proc)
         if out.exists():
@@ -68,12 +82,13 @@ def run_isolated(probe: type[Probe], env: Mapping[str, str], options: Mapping[st
 
 def run_node_probes(probes: list[type[Probe]], env: Mapping[str, str], options: Mapping[str, Any],
                     facts: Mapping[str, Any], probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
-                    on_done: Callable[[ProbeResult], None] | None = None, workers: int = 4) -> list[ProbeResult]:
+                    on_done: Callable[[ProbeResult], None] | None = None, workers: int = 4,
+                    cancel: threading.Event | None = None) -> list[ProbeResult]:
     """Run NODE probes concurrently, each isolated; results in the order given."""
     probe_dirs = list(probe_dirs)
 
     def one(probe: type[Probe]) -> ProbeResult:
-        result = run_isolated(probe, env, options, facts, probe_dirs, timeout_s)
+        result = run_isolated(probe, env, options, facts, probe_dirs, timeout_s, cancel)
         if on_done:
             on_done(result)
         return result

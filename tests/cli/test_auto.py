@@ -184,3 +184,36 @@ def test_internal_error_exit_3_without_traceback(monkeypatch, capsys) -> None:
     assert main(["--list-probes"]) == 3
     err = capsys.readouterr().err
     assert "internal error: ZeroDivisionError" in err and "Traceback" not in err
+
+
+def test_cancel_kills_a_running_node_probe_at_once(plugins: Path) -> None:
+    import threading
+
+    from troubleshooter.registry import Registry
+    from troubleshooter.runner import run_isolated
+
+    probe = Registry.load([plugins / "probes"]).get("sleeps")
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    result = run_isolated(probe, dict(os.environ), {}, {}, [str(plugins / "probes")], timeout_s=60, cancel=cancel)
+    assert (result.status, result.message) == ("skipped", "cancelled")
+    assert time.monotonic() - started < 5
+    assert no_children_left()
+
+
+@pytest.mark.slow
+def test_cancel_tears_the_world_down(plugins: Path) -> None:
+    import threading
+
+    from troubleshooter.localworld import run_world
+    from troubleshooter.registry import Registry
+
+    probe = Registry.load([plugins / "probes"]).get("lags")
+    cancel = threading.Event()
+    threading.Timer(3, cancel.set).start()
+    started = time.monotonic()
+    outcome = run_world([probe], 2, probe_dirs=[str(plugins / "probes")], timeout_s=120, cancel=cancel)
+    assert time.monotonic() - started < 15
+    assert outcome.world_facts == {"world.teardown_reason": "cancelled by the user"}
+    assert no_children_left()

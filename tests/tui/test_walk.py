@@ -145,3 +145,19 @@ async def test_red_flags_ticked_from_facts(make_app, monkeypatch):
         await choose(pilot, app, "1")  # option id "1": the manual item "same-seed"
         status = {row.item["id"]: row.status for row in app.screen.rows}
         assert status["same-seed"] == "ticked"
+
+
+async def test_analyse_a_script_adds_scan_findings(make_app, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n")
+    app = make_app(offer_resume=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        app.screen.query_one("#paths").value = str(script)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.investigation.analysed == [str(script)]
+        assert "scan" in app.investigation.static_facts
+        saved = json.loads(app.state_file.read_text())
+        assert saved["analysed"] == [str(script)]

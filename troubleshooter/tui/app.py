@@ -8,6 +8,7 @@ inject fakes; when absent they are loaded in a worker after the first paint.
 from __future__ import annotations
 
 import argparse
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -51,6 +52,7 @@ class TroubleshooterApp(App[int]):
         self.investigation: Any = None
         self.probe_status = ""
         self.probes_running: list[str] = []
+        self._cancel_probes = threading.Event()
         self.fatal_message = ""
 
     # ---- start-up ------------------------------------------------------------------------------
@@ -142,11 +144,12 @@ class TroubleshooterApp(App[int]):
         self.probes_running = ids or ["all checks"]
         self.probe_status = "starting…"
         self.post_message(ProbeStarted(ids, purpose))
-        self._probe_worker(ids, purpose, dict(self.investigation.facts()))
+        self._cancel_probes = threading.Event()
+        self._probe_worker(ids, purpose, dict(self.investigation.facts()), self._cancel_probes)
         return True
 
     @work(thread=True, exit_on_error=False, group="probes", description="probes")
-    def _probe_worker(self, probe_ids: list[str], purpose: str, facts: dict) -> None:
+    def _probe_worker(self, probe_ids: list[str], purpose: str, facts: dict, cancel: threading.Event) -> None:
         from troubleshooter.tui.runs import run_all_checks, run_probes
 
         worker = get_current_worker()
@@ -161,16 +164,17 @@ class TroubleshooterApp(App[int]):
                 + (f": {result.message}" if result.status != "ok" and result.message else ""))
 
         if purpose == "auto":
-            batch = run_all_checks(self.rules, self.registry, self.args, say, on_result)
+            batch = run_all_checks(self.rules, self.registry, self.args, say, on_result, cancel)
         else:
-            batch = run_probes(self.registry, probe_ids, self.args, facts, say)
+            batch = run_probes(self.registry, probe_ids, self.args, facts, say, cancel)
         if not worker.is_cancelled:
             self.post_message(ProbeFinished(probe_ids, purpose, batch))
 
     def cancel_probes(self) -> bool:
-        """Stop waiting for the running probes; their processes end within their own timeouts."""
+        """Cancel the running probes: their process groups are killed at once."""
         if not self.probes_running:
             return False
+        self._cancel_probes.set()
         self.workers.cancel_group(self, "probes")
         self.notify(f"Cancelled {', '.join(self.probes_running)}; its results will be ignored.")
         self.probes_running = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
@@ -59,7 +60,7 @@ def describe_event(rank: int, event: Mapping[str, Any]) -> str | None:
 
 
 def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Namespace,
-               facts: Mapping[str, Any], say: Say) -> ProbeBatch:
+               facts: Mapping[str, Any], say: Say, cancel: threading.Event | None = None) -> ProbeBatch:
     """Run the named probes: node probes isolated here, rank/world probes in a local world of ``--nproc`` ranks."""
     from troubleshooter.auto import options_from_args
     from troubleshooter.localworld import run_world
@@ -72,7 +73,7 @@ def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Name
     batch = ProbeBatch()
     for cls in (c for c in classes if c.scope == NODE):
         say(f"{cls.title or cls.id}: running (node probe, up to {args.timeout or cls.timeout_s:g} s)")
-        batch.results.append(run_isolated(cls, dict(os.environ), options, facts, args.probes, args.timeout))
+        batch.results.append(run_isolated(cls, dict(os.environ), options, facts, args.probes, args.timeout, cancel))
     ranked = [c for c in classes if c.scope != NODE]
     if ranked:
         say(f"starting a local world of {args.nproc} rank(s) for {', '.join(c.id for c in ranked)}")
@@ -83,7 +84,7 @@ def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Name
                 say(line)
 
         outcome = run_world(ranked, args.nproc, backend=args.backend, options=options, facts=facts,
-                            probe_dirs=args.probes, timeout_s=args.timeout, on_event=on_event)
+                            probe_dirs=args.probes, timeout_s=args.timeout, on_event=on_event, cancel=cancel)
         for results in outcome.results.values():
             batch.results += results
         batch.world = {"size": args.nproc, "backend": outcome.backend, "launcher": "local"}
@@ -93,7 +94,7 @@ def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Name
 
 
 def run_all_checks(rules: RuleSet, registry: Registry, args: argparse.Namespace, say: Say,
-                   on_result: Callable[[ProbeResult], None]) -> ProbeBatch:
+                   on_result: Callable[[ProbeResult], None], cancel: threading.Event | None = None) -> ProbeBatch:
     """The ``--auto`` path (every default probe), with progress lines and each result as it lands."""
     from troubleshooter.auto import run_local
     from troubleshooter.session import Session
@@ -106,7 +107,7 @@ def run_all_checks(rules: RuleSet, registry: Registry, args: argparse.Namespace,
             on_result(result)
 
     scratch = Session(rules, "tui")
-    run_local(scratch, registry, args, _Progress())
+    run_local(scratch, registry, args, _Progress(), cancel)
     return ProbeBatch(list(scratch.results), dict(scratch.world_facts), dict(scratch.world))
 
 
