@@ -4,7 +4,7 @@ Both are measured in the same 2-rank gloo world (launched with torchrun), altern
 warm-up iterations, each timed iteration wrapped in perf_counter, median, slowest rank (MAX).
 Target: the probe within 10% of the bare loop.
 
-    python bench/collective_overhead.py [--rounds 7]
+    python bench/collective_overhead.py [--rounds 15]
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def worker(rounds: int) -> None:
 def main() -> int:
     """Launch a 2-rank torchrun world running :func:`worker`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -103,8 +103,22 @@ def test_torchrun_summary_names_rank_exit_signal_and_traceback(rules, tmp_path):
     other = next(f for f in facts["log.failures"] if not f.get("root"))
     assert other["signal"] == "SIGTERM"
     assert facts["log.exit_codes"] == {"5": 1, "6": -15}
-    assert facts["log.root_cause"] == {"id": None, "rank": 5, "path": str(log), "line": 18, "exit_code": 1,
-                                       "traceback": "ValueError: bad batch shape"}
+    assert facts["log.root_cause"] == {"id": None, "rank": 5, "local_rank": 1, "host": "node-b", "path": str(log),
+                                       "line": 18, "exit_code": 1, "traceback": "ValueError: bad batch shape"}
+
+
+def test_rank_zero_and_exit_code_zero_are_kept(rules):
+    analyzer = LogAnalyzer(rules)
+    for line in ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 60,
+                 "Root Cause (first observed failure):", "[0]:", "  time      : 2025-05-21_15:43:03",
+                 "  host      : worker-0", "  rank      : 0 (local_rank: 0)", "  exitcode  : -9 (pid: 14750)",
+                 "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 14750", "=" * 60]:
+        analyzer.feed(line)
+    facts = analyzer.facts()
+    assert facts["log.exit_codes"] == {"0": -9}
+    assert facts["log.failures"][0]["local_rank"] == 0
+    assert facts["log.out-of-memory"][0]["vars"]["signal"] == "SIGKILL"
+    assert facts["log.root_cause"]["rank"] == 0
 
 
 def test_slurm_and_mpi_exits(rules):
@@ -159,3 +173,15 @@ def test_memory_stays_flat_on_a_large_log(rules, tmp_path):
     tracemalloc.stop()
     assert facts["log.lines"] == 300 * 1502
     assert peak < 40 << 20  # chunk buffers only, independent of the log's size
+
+
+def test_openmpi_first_failed_process_block(rules, tmp_path):
+    log = tmp_path / "mpi.log"
+    log.write_text("\n".join([
+        "[1,0]<stdout>:step 10", "-" * 74,
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:", "",
+        "  Process name: [[48123,1],3]", "  Exit code:    2", "-" * 74, ""]))
+    facts = analyze_paths([log], rules).facts
+    assert facts["log.exit_codes"] == {"3": 2}
+    assert facts["log.failures"][0]["launcher"] == "mpirun"

@@ -111,7 +111,7 @@ def test_required_literals():
 def test_prefilter_reports_overlapping_and_prefix_anchors():
     pf = Prefilter({"Watch": [0], "Watchdog caught": [1], "dog": [2], "xyz": [3]})
     found = pf.candidates(b"nothing here\nthe Watchdog caught it\nxyz\n")
-    assert found == {13: {0, 1, 2}, 36: {3}}
+    assert found == ({13: {0, 1, 2}, 36: {3}}, set())
 
 
 BAD_FILES = [
@@ -126,7 +126,7 @@ BAD_FILES = [
     ("group: g\nsignatures:\n  - id: a\n    pattern: 'Watchdog'\n    note: n\n    finding: nccl-error\n    priority: 1\n    examples: ['watchdog']\n",
      8, "example 0 does not match"),
     ("group: g\nsignatures:\n  - id: a\n    pattern: 'Watchdog (?P<x>\\d+)'\n    note: n\n    fact: log.nccl_version\n",
-     4, "needs a named group 'value'"),
+     4, "captures exactly one group, named 'value'"),
     ("group: g\nsignatures:\n  - id: a\n    pattern: 'Watchdog'\n    note: n\n    finding: nccl-error\n    priority: 1\n    prio: 3\n",
      8, "unknown key 'prio'"),
     ("group: g\nsignatures:\n  - id: a\n    pattern: 'Watchdog'\n    note: n\n    finding: nccl-error\n    fact: log.x\n    priority: 1\n",

@@ -45,7 +45,7 @@ class _Hit:
 
     def as_fact(self) -> dict[str, Any]:
         hit = {"detail": self.detail, "path": self.path, "line": self.line, "rank": self.rank,
-               "vars": self.vars, "order": self.order, "source": "log", "finding": self.finding,
+               "vars": dict(self.vars), "order": self.order, "source": "log", "finding": self.finding,
                "signature": self.sig.id}
         if self.count > 1:
             hit["count"] = self.count
@@ -72,12 +72,18 @@ class LogAnalyzer:
         """Use ``rules.signatures`` (a loaded RuleSet) or precompiled ``signatures``."""
         self.signatures = list(signatures) if signatures is not None else compile_signatures(rules.signatures)
         anchors: dict[str, list[int]] = {}
+        presence: dict[str, list[int]] = {}
         for index, sig in enumerate(self.signatures):
             for literal in sig.anchors:
-                anchors.setdefault(literal, []).append(index)
+                (presence if sig.fact else anchors).setdefault(literal, []).append(index)
         for literal in BLOCK_ANCHORS:
             anchors.setdefault(literal, []).append(BLOCK)
-        self.prefilter = Prefilter(anchors)
+        self.prefilter = Prefilter(anchors, presence)
+        # the prefilter matches pieces of anchors; a candidate must contain a whole one
+        self._literals: dict[int, tuple[bytes, ...]] = {}
+        for literal, payload in {**anchors, **presence}.items():
+            for index in payload:
+                self._literals[index] = self._literals.get(index, ()) + (literal.encode("utf-8"),)
         self.blocks = BlockTracker()
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
@@ -95,7 +101,10 @@ class LogAnalyzer:
         self._note_file(path)
         self._line_no[path] += 1
         self._seq += 1
-        payloads = self.prefilter.line_payloads(line.encode("utf-8", "replace"))
+        raw = line.encode("utf-8", "replace")
+        payloads = self._confirmed(raw, self.prefilter.line_payloads(raw))
+        if self.blocks.open:
+            payloads.add(BLOCK)
         if not payloads:
             return []
         return self._line(line.rstrip("\r\n"), payloads, path, self._line_no[path])
@@ -118,6 +127,10 @@ class LogAnalyzer:
         if carry:
             self._chunk(carry + b"\n", path)
 
+    def _confirmed(self, raw: bytes, payloads: set[int]) -> set[int]:
+        """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
+        return {p for p in payloads if any(literal in raw for literal in self._literals[p])}
+
     def _note_file(self, path: str) -> None:
         if path not in self._line_no:
             self._line_no[path] = 0
@@ -126,14 +139,44 @@ class LogAnalyzer:
     def _chunk(self, data: bytes, path: str) -> None:
         base, seq_base = self._line_no[path], self._seq
         pos, line_no = 0, base
-        for start, payloads in self.prefilter.scan(data):
+
+        def end_of(start: int) -> int:
+            end = data.find(b"\n", start)
+            return len(data) if end == -1 else end
+
+        def analyse(start: int, end: int, payloads: set[int]) -> None:
+            nonlocal pos, line_no
             line_no += data.count(b"\n", pos, start)
             pos = start
-            end = data.find(b"\n", start)
-            end = len(data) if end == -1 else end
-            self._seq = seq_base + (line_no - base) + 1
-            text = data[start:end].decode("utf-8", "replace").rstrip("\r")
-            self._line(text, payloads, path, line_no + 1)
+            self._seq = seq_base + line_no - base + 1
+            self._line(data[start:end].decode("utf-8", "replace").rstrip("\r"), payloads, path, line_no + 1)
+
+        def read_block(start: int) -> int:
+            """Inside a launcher summary every line counts; returns where candidate scanning resumes."""
+            while self.blocks.open and start < len(data):
+                end = end_of(start)
+                raw = data[start:end]
+                analyse(start, end, self._confirmed(raw, self.prefilter.line_payloads(raw)) | {BLOCK})
+                start = end + 1
+            return start
+
+        candidates, present = self.prefilter.scan(data)
+        scanned: dict[bytes, dict] = {}
+        for index in sorted(present):  # NCCL INFO facts: one bulk scan per pattern present in the chunk
+            sig = self.signatures[index]
+            if sig.bregex.pattern not in scanned:
+                scanned[sig.bregex.pattern] = dict.fromkeys(sig.bregex.findall(data))
+            for value in scanned[sig.bregex.pattern]:
+                self._collect(sig, value.decode("utf-8", "replace").strip())
+        resume = read_block(0)
+        for start, payloads in candidates:
+            if start < resume:
+                continue
+            end = end_of(start)
+            payloads = self._confirmed(data[start:end], payloads)
+            if payloads:
+                analyse(start, end, payloads)
+            resume = read_block(end + 1)
         total = data.count(b"\n")
         self._line_no[path] = base + total
         self._seq = seq_base + total
@@ -219,11 +262,16 @@ class LogAnalyzer:
         also yields to any specific non-echo failure (it is that failure's downstream effect).
         """
         hits = sorted(self._hits.values(), key=lambda h: h.seq)
+        top: dict[str, int] = {}            # finding -> highest priority among its hits
+        specific: dict[str, bool] = {}      # finding -> has a specific non-echo failure hit
+        for h in hits:
+            if h.sig.priority > 0:
+                top[h.finding] = max(top.get(h.finding, 0), h.sig.priority)
+                specific[h.finding] = specific.get(h.finding, False) or not (h.sig.echo or h.sig.generic)
 
         def explained(hit: _Hit) -> bool:
-            others = [h for h in hits if h.finding != hit.finding and h.sig.priority > 0]
-            return any(h.sig.priority > hit.sig.priority or (hit.sig.echo and not h.sig.echo and not h.sig.generic)
-                       for h in others)
+            others = [f for f in top if f != hit.finding]
+            return any(top[f] > hit.sig.priority or (hit.sig.echo and specific[f]) for f in others)
 
         kept = [h for h in hits if not (h.sig.generic and explained(h))]
         suppressed = [h for h in hits if h not in kept]
@@ -244,16 +292,23 @@ class LogAnalyzer:
     def facts(self) -> dict[str, Any]:
         """All facts so far: ``log.<finding-id>`` hit lists and the informational ``log.*`` facts."""
         kept, suppressed = self._kept_hits()
-        facts: dict[str, Any] = {}
-        for hit in kept:
-            facts.setdefault(f"log.{hit.finding}", []).append(hit.as_fact())
-        for key, value in self._facts.items():
-            facts[key] = list(value) if isinstance(value, list) else value
         failures = self._failures()
         exit_codes: dict[str, int] = {}
+        by_rank: dict[int, dict[str, Any]] = {}
         for failure in failures:
             if failure.get("rank") is not None and failure.get("exit_code") not in (None, 0):
                 exit_codes.setdefault(str(failure["rank"]), failure["exit_code"])
+                by_rank.setdefault(failure["rank"], failure)
+        facts: dict[str, Any] = {}  # fresh dicts: callers may keep or change them
+        for hit in kept:
+            fact = hit.as_fact()
+            failure = by_rank.get(hit.rank)  # what the launcher said about the rank completes the vars
+            for key in ("exit_code", "signal", "host") if failure else ():
+                if key in failure:
+                    fact["vars"].setdefault(key, failure[key])
+            facts.setdefault(f"log.{hit.finding}", []).append(fact)
+        for key, value in self._facts.items():
+            facts[key] = list(value) if isinstance(value, list) else value
         crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.sig.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes
@@ -283,8 +338,8 @@ class LogAnalyzer:
         first = next((f for f in failures if f.get("root")), failures[0] if failures else None)
         if first is None:
             return None
-        return {"id": None, **{k: first[k] for k in ("rank", "path", "line", "exit_code", "signal", "traceback")
-                               if k in first}}
+        return {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
+                                                     "traceback") if k in first}}
 
 
 @dataclass

@@ -9,7 +9,8 @@
 - each rank's last Python exception line (the end of its traceback).
 
 The grammar of these launcher formats is fixed, so it lives here rather than in the
-signature library; every line it needs contains one of :data:`ANCHORS`.
+signature library. Every line it needs outside a summary contains one of :data:`ANCHORS`;
+while a torchrun summary is open (:attr:`BlockTracker.open`) it must see every line.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ANCHORS = (
-    "ChildFailedError", "Failures:", "Root Cause (first observed failure)", "=====",
-    "time      :", "host      :", "rank      :", "exitcode  :", "error_file:", "traceback :",
-    "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "Process name:", "Exit code:",
-    "srun: error:", "mpirun noticed",
+    "ChildFailedError", "Root Cause (first observed failure)",
+    "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
+    "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
+    "Out Of Memory", "mpirun noticed",
 )
+MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
@@ -70,7 +72,7 @@ class Failure:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict without empty fields; adds ``signal`` for negative exit codes."""
-        data = {k: v for k, v in self.__dict__.items() if v not in (None, "", False)}
+        data = {k: v for k, v in self.__dict__.items() if v is not None and v != "" and v is not False}
         sig = signal_name(self.exit_code)
         if sig:
             data["signal"] = sig
@@ -86,6 +88,13 @@ class BlockTracker:
     _section: str | None = None
     _current: Failure | None = None
     _mpi: Failure | None = None
+    _block_lines: int = 0
+    _mpi_lines: int = 0
+
+    @property
+    def open(self) -> bool:
+        """True inside a torchrun or OpenMPI failure summary: the caller must feed every line until it closes."""
+        return self._section is not None or self._mpi is not None
 
     def context_rank(self) -> int | None:
         """The rank of the summary record being read (lines inside it belong to that rank)."""
@@ -99,10 +108,12 @@ class BlockTracker:
         elif body.startswith("Root Cause (first observed failure)"):
             self._section = "root"
             self._current = None
-        elif body.startswith("=====") and self._section == "root" and self._current is not None:
+        elif body.startswith("=====") and self._section == "root" and self._current is not None \
+                or self._block_lines > MAX_BLOCK_LINES:
             self._section, self._current = None, None
         elif self._section is not None:
             self._field(body, path, line)
+        self._block_lines = self._block_lines + 1 if self._section is not None else 0
         self._one_line(body, rank, path, line)
         self._mpi_block(body, path, line)
         exc = _EXCEPTION.match(body)
@@ -155,12 +166,22 @@ class BlockTracker:
                 launcher=launcher, path=path, line=line))
 
     def _mpi_block(self, body: str, path: str, line: int) -> None:
-        if body.startswith("Process name:"):
+        """OpenMPI: "The first process to do so was:" / "Process name: [[job,vpid],R]" / "Exit code: N"."""
+        if "first process to do so was" in body:
+            self._mpi = Failure(launcher="mpirun", path=path, line=line)
+            self._mpi_lines = 0
+        elif self._mpi is None:
+            return
+        elif body.startswith("Process name:"):
             match = re.search(r"\[\[\d+,\d+\],(\d+)\]", body)
-            self._mpi = Failure(rank=int(match.group(1)) if match else None, launcher="mpirun", path=path, line=line)
-        elif body.startswith("Exit code:") and self._mpi is not None:
+            self._mpi.rank = int(match.group(1)) if match else None
+        elif body.startswith("Exit code:"):
             match = re.match(r"Exit code:\s*(-?\d+)", body)
             if match and len(self.failures) < MAX_RECORDS:
                 self._mpi.exit_code = int(match.group(1))
                 self.failures.append(self._mpi)
             self._mpi = None
+        else:
+            self._mpi_lines += 1
+            if self._mpi_lines > 12:  # not the summary after all
+                self._mpi = None

@@ -22,8 +22,9 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
     root = facts.get("log.root_cause")
     if root:
         where = f"{root.get('path')}:{root.get('line')}" if root.get("line") else ""
-        rank = f"rank {root['rank']}" if root.get("rank") is not None else "unknown rank"
-        what = root.get("id") or f"exit code {root.get('exit_code')}"
+        rank = (f"rank {root['rank']}" if root.get("rank") is not None else
+                f"local rank {root['local_rank']}" if root.get("local_rank") is not None else "an unknown rank")
+        what = root.get("id") or f"exit code {root.get('exit_code')}" + (f" ({root['signal']})" if root.get("signal") else "")
         lines.append(f"Root cause (first failure): {what} on {rank} {where}".rstrip())
         if root.get("traceback"):
             lines.append(f"    {root['traceback']}")

@@ -19,12 +19,11 @@ except ImportError:  # pragma: no cover - Python 3.9/3.10
 
 MIN_ANCHOR = 3
 MAX_ANCHOR = 12
-# Byte frequencies of distributed-training logs (share of all bytes, measured on the test
-# corpus and rounded); unlisted bytes are rarer than 0.1%.
-_FREQ = {**{c: 0.14 for c in b" "}, **{c: 0.04 for c in b"0eroanst"}, **{c: 0.025 for c in b"1il.:-d2cp4"},
-         **{c: 0.015 for c in b"u[]|gkm3/\n"}, **{c: 0.009 for c in b"hCN=I_58"},
-         **{c: 0.005 for c in b",b*vFLO6fy7"}, **{c: 0.0025 for c in b"TEPD()><RUxS"},
-         **{c: 0.0012 for c in b"w\"AGBWMz"}}
+# Byte frequencies of distributed-training logs (share of all bytes; the larger of the test
+# corpus and an NCCL_DEBUG=INFO log, rounded); unlisted bytes are rarer than 0.1%.
+_FREQ = {**{c: 0.1 for c in b" 0"}, **{c: 0.04 for c in b"14:aenorst"}, **{c: 0.025 for c in b"-.23C[]cdilp|"},
+         **{c: 0.015 for c in b"\n/56789Nghkmu"}, **{c: 0.009 for c in b"=IP"},
+         **{c: 0.005 for c in b"*,BFGLO_bfvy"}, **{c: 0.0025 for c in b"()<>DERSTUx"}, **{c: 0.0012 for c in b'"Aw'}}
 
 
 def _flatten(items: Iterable) -> list:
@@ -38,11 +37,17 @@ def _flatten(items: Iterable) -> list:
     return out
 
 
+def _rarity(literal: str) -> float:
+    """Frequency of the literal's rarest byte (lower is better for the prefilter)."""
+    return min(_FREQ.get(ord(ch), 0.0005) if ord(ch) < 128 else 0.0005 for ch in literal)
+
+
 def _best(candidates: list[list[str]]) -> list[str] | None:
+    """Prefer literals of 6+ characters, then fewer alternatives, then a rarer byte, then length."""
     good = [c for c in candidates if c and min(map(len, c)) >= MIN_ANCHOR]
     if not good:
         return None
-    return max(good, key=lambda c: (-len(c), min(map(len, c))))
+    return max(good, key=lambda c: (min(map(len, c)) >= 6, -len(c), -max(map(_rarity, c)), min(map(len, c))))
 
 
 def _literals(items: Iterable) -> list[str] | None:
@@ -106,60 +111,93 @@ def _trie(pieces: list[bytes]) -> bytes:
 class Prefilter:
     """Finds, in a chunk of bytes, the lines that contain any anchor literal.
 
+    Line anchors report the lines they occur on; presence anchors only report that they occur
+    somewhere in the chunk (their signatures then scan the chunk in bulk).
     Each literal is cut to a *piece* starting at its rarest byte. Every chosen first byte is
     translated to NUL (``bytes.translate`` runs at memory speed), so one regex whose literal
     first byte is NUL finds all pieces in a single pass; the pieces are translated the same
     way, so a translated match can only be a false candidate, never a miss.
     """
 
-    def __init__(self, anchors: dict[str, list[int]]):
-        """``anchors``: literal -> payloads (signature indices) to report when the literal occurs."""
-        chosen: dict[bytes, list[int]] = {}
-        for literal, payload in anchors.items():
-            piece = self._piece(literal.encode("utf-8"))
-            merged = chosen.setdefault(piece, [])
-            merged += [p for p in payload if p not in merged]
-        firsts = sorted({piece[0] for piece in chosen})
+    def __init__(self, anchors: dict[str, list[int]], presence: dict[str, list[int]] | None = None):
+        """``anchors``: literal -> payloads to report with the line they occur on; ``presence``:
+        literal -> payloads to report only as present somewhere in the chunk (for bulk scans)."""
+        literals: dict[bytes, list[int]] = {}
+        kinds: dict[bytes, set[str]] = {}
+        for kind, table in (("line", anchors), ("chunk", presence or {})):
+            for literal, payload in table.items():
+                key = literal.encode("utf-8")
+                literals.setdefault(key, []).extend(p for p in payload if p not in literals.get(key, []))
+                kinds.setdefault(key, set()).add(kind)
+        pieces = {"line": {}, "chunk": {}}
+        for lit, piece in self._pieces(list(literals)):
+            for kind in kinds[lit]:
+                own = anchors if kind == "line" else presence
+                payload = own[lit.decode("utf-8")]
+                merged = pieces[kind].setdefault(piece, [])
+                merged += [p for p in payload if p not in merged]
+        firsts = sorted({piece[0] for table in pieces.values() for piece in table})
         self.table = bytes.maketrans(bytes(firsts), b"\0" * len(firsts))
-        self._payload: dict[bytes, set[int]] = {}
-        for piece, payload in chosen.items():
-            self._payload.setdefault(piece.translate(self.table), set()).update(payload)
-        for piece in list(self._payload):  # the regex reports the longest piece at a position
-            for other, payload in self._payload.items():
+        line, chunk = self._translated(pieces["line"]), self._translated(pieces["chunk"])
+        # keyed by the piece without its NUL: (line payloads, presence payloads)
+        self._payload = {piece[1:]: (line.get(piece, set()), chunk.get(piece, set())) for piece in {*line, *chunk}}
+        self.regex = re.compile(b"\0(?=(" + _trie(list(self._payload)) + b"))")
+
+    def _translated(self, pieces: dict[bytes, list[int]]) -> dict[bytes, set[int]]:
+        out: dict[bytes, set[int]] = {}
+        for piece, payload in pieces.items():
+            out.setdefault(piece.translate(self.table), set()).update(payload)
+        for piece in list(out):  # the regex reports the longest piece at a position
+            for other, payload in out.items():
                 if piece != other and piece.startswith(other):
-                    self._payload[piece] |= payload
-        tails = [piece[1:] for piece in self._payload]
-        self.regex = re.compile(b"\0(?=(" + _trie(tails) + b"))")
-
-    @staticmethod
-    def _piece(literal: bytes) -> bytes:
-        """The literal from its rarest byte on (keeping at least MIN_ANCHOR bytes), at most MAX_ANCHOR long."""
-        last = max(len(literal) - MIN_ANCHOR, 0)
-        start = min(range(last + 1), key=lambda i: (_FREQ.get(literal[i], 0.0005), i))
-        return literal[start:start + MAX_ANCHOR]
-
-    def candidates(self, chunk: bytes) -> dict[int, set[int]]:
-        """Line start offset -> payloads, for every line of ``chunk`` that may contain an anchor."""
-        found: dict[int, set[int]] = {}
-        payload = self._payload
-        for match in self.regex.finditer(chunk.translate(self.table)):
-            start = chunk.rfind(b"\n", 0, match.start()) + 1
-            hits = payload[b"\0" + match.group(1)]
-            if start in found:
-                found[start] |= hits
-            else:
-                found[start] = set(hits)
-        return found
-
-    def line_payloads(self, line: bytes) -> set[int]:
-        """Payloads whose anchors may occur in one line (the streaming path)."""
-        out: set[int] = set()
-        for match in self.regex.finditer(line.translate(self.table)):
-            out |= self._payload[b"\0" + match.group(1)]
+                    out[piece] |= payload
         return out
 
-    def scan(self, chunk: bytes) -> Iterator[tuple[int, set[int]]]:
-        """Candidate lines of ``chunk`` in order, as (line start offset, payloads)."""
-        found = self.candidates(chunk)
-        for start in sorted(found):
-            yield start, found[start]
+    @staticmethod
+    def _pieces(literals: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
+        """(literal, piece): each literal cut at a rare byte, reusing bytes already chosen so the set stays rare."""
+        def starts(lit: bytes) -> list[int]:
+            return list(range(max(len(lit) - MIN_ANCHOR, 0) + 1))
+
+        def freq(byte: int) -> float:
+            return _FREQ.get(byte, 0.0005)
+
+        firsts: set[int] = set()
+        # the literals with the fewest rare bytes choose first
+        for lit in sorted(literals, key=lambda lit: (min(freq(lit[i]) for i in starts(lit)), lit), reverse=True):
+            best = min(starts(lit), key=lambda i: (freq(lit[i]), i))
+            reuse = [i for i in starts(lit) if lit[i] in firsts and freq(lit[i]) <= 2 * freq(lit[best])]
+            start = min(reuse, key=lambda i: (freq(lit[i]), i)) if reuse else best
+            firsts.add(lit[start])
+            yield lit, lit[start:start + MAX_ANCHOR]
+
+    def candidates(self, chunk: bytes) -> tuple[dict[int, set[int]], set[int]]:
+        """Line start offset -> line payloads for every line that may contain an anchor, and the
+        presence payloads whose literals may occur anywhere in ``chunk``."""
+        found: dict[int, set[int]] = {}
+        present: set[int] = set()
+        payload = self._payload
+        for match in self.regex.finditer(chunk.translate(self.table)):
+            hits, chunk_hits = payload[match.group(1)]
+            if chunk_hits:
+                present |= chunk_hits
+            if hits:
+                start = chunk.rfind(b"\n", 0, match.start()) + 1
+                if start in found:
+                    found[start] |= hits
+                else:
+                    found[start] = set(hits)
+        return found, present
+
+    def line_payloads(self, line: bytes) -> set[int]:
+        """Payloads (of both kinds) whose anchors may occur in one line (the streaming path)."""
+        out: set[int] = set()
+        for match in self.regex.finditer(line.translate(self.table)):
+            hits, chunk_hits = self._payload[match.group(1)]
+            out |= hits | chunk_hits
+        return out
+
+    def scan(self, chunk: bytes) -> tuple[list[tuple[int, set[int]]], set[int]]:
+        """Candidate lines of ``chunk`` in order as (line start offset, payloads), and the present payloads."""
+        found, present = self.candidates(chunk)
+        return [(start, found[start]) for start in sorted(found)], present

@@ -75,6 +75,7 @@ class Signature:
     source: str = ""
     line: int | None = None
     anchors: tuple[str, ...] = ()
+    bregex: re.Pattern | None = None  # the pattern over bytes (fact signatures read raw lines)
 
     def extract(self, match: re.Match) -> dict[str, Any]:
         """Named groups of ``match`` as typed vars (groups that did not participate are left out)."""
@@ -140,12 +141,29 @@ def _check_pattern(sig: dict, where: str) -> Iterator[tuple[int | None, str, str
                        f"named groups: {', '.join(regex.groupindex) or 'none'}", where)
             if kind not in CAPTURE_TYPES:
                 yield _line_of(captures, name), f"capture type {kind!r} is not one of {CAPTURE_TYPES}", "", where
-    if "fact" in sig and "value" not in regex.groupindex:
-        yield line, "a fact signature needs a named group 'value'", "write (?P<value>...) around the part to keep", where
+    if "fact" in sig:
+        yield from _check_fact_pattern(sig["pattern"], regex, line, where)
     for i, example in enumerate(sig.get("examples") or []):
         if not isinstance(example, str) or not regex.search(example):
             yield (sig["examples"].line_of(i) if hasattr(sig["examples"], "line_of") else line,
                    f"example {i} does not match the pattern", "fix the pattern or the example", where)
+
+
+_CROSSES_LINES = re.compile(r"\\[sDW]|\[\^(?![^\]]*\\n)")
+
+
+def _check_fact_pattern(pattern: str, regex: re.Pattern, line: int | None, where: str
+                        ) -> Iterator[tuple[int | None, str, str, str]]:
+    """Fact signatures are scanned over whole chunks: one group, a literal start, no newline matches."""
+    if list(regex.groupindex) != ["value"] or regex.groups != 1:
+        yield (line, "a fact signature captures exactly one group, named 'value'",
+               "write (?P<value>...) around the part to keep and (?:...) for other groups", where)
+    if not re.match(r"[^\\()\[.*+?{|^$]", pattern):
+        yield (line, "a fact pattern must start with literal text",
+               "it is scanned over whole chunks by its leading literal; move alternations after a fixed prefix", where)
+    if _CROSSES_LINES.search(pattern):
+        yield (line, "a fact pattern must not match across lines (\\s, \\D, \\W, [^...] without \\n)",
+               "use a space, an explicit class, or add \\n to the negated class", where)
 
 
 def validate_signature_file(data: Any, known_findings: Iterable[str] | None = None
@@ -253,5 +271,6 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
             generic=bool(sig.get("generic")), refine=refine, captures=dict(sig.get("captures") or {}),
             source=sig.get("_source", ""), line=sig.get("_line"),
             anchors=tuple(required_literals(sig["pattern"]) or ()),
+            bregex=re.compile(sig["pattern"].encode("utf-8")) if sig.get("fact") else None,
         ))
     return out
