@@ -74,10 +74,12 @@ def _hit_evidence(namespace: str, hit: Any, view: Facts, key: str) -> Evidence:
     record = view.provenance(key)
     if not isinstance(hit, dict):
         return Evidence(source=namespace, detail=str(hit), rank=record.rank if record else None)
+    severity = hit.get("severity") if hit.get("severity") in SEVERITY_RANK else None
     return Evidence(
         source=hit.get("source", namespace), detail=str(hit.get("detail", "")), rank=hit.get("rank"),
         path=hit.get("path"), line=hit.get("line"), vars=dict(hit.get("vars") or {}),
-        order=hit.get("order", hit.get("line")),
+        order=hit.get("order", hit.get("line")), severity=severity, root=bool(hit.get("root")),
+        echo=bool(hit.get("echo")),
     )
 
 
@@ -137,7 +139,8 @@ def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], o
     first_rank = next((ev.rank for ev in evidence if ev.rank is not None and ev.rank in obs.ranks), None)
     world = obs.rank_view(first_rank) if first_rank is not None else obs.facts
     checks = sorted({origin for origin, _ in items})
-    severities = [(rules.checks[c].get("severity") if c in rules.checks else None) or entry["severity"] for c in checks]
+    severities = [(rules.checks[origin].get("severity") if origin in rules.checks else ev.severity) or entry["severity"]
+                  for origin, ev in items]
     severity = min(severities, key=SEVERITY_RANK.get)
     hit_vars = next((ev.vars for ev in evidence if ev.vars), {})
     context = {"facts": dict(world), "evidence": evidence, "hit": hit_vars, "ranks": sorted(
@@ -161,7 +164,11 @@ def _build(rules: RuleSet, finding_id: str, items: list[tuple[str, Evidence]], o
 
 
 def order_findings(rules: RuleSet, findings: list[Finding]) -> list[Finding]:
-    """Root cause first: a finding that explains another precedes it; then severity, category, time."""
+    """Root cause first.
+
+    A finding that explains another precedes it; evidence its source marked as the root cause
+    comes first, pure echoes last; then severity, category, time of first evidence.
+    """
     present = {f.id for f in findings}
     for finding in findings:
         finding.explained_by = sorted(
@@ -183,8 +190,12 @@ def order_findings(rules: RuleSet, findings: list[Finding]) -> list[Finding]:
     def own_key(f: Finding) -> tuple:
         return (SEVERITY_RANK.get(f.severity, 9), cat_rank.get(f.category, 99), first_seen(f), f.id)
 
+    def echo_only(f: Finding) -> bool:
+        return bool(f.evidence) and all(ev.echo for ev in f.evidence)
+
     def key(f: Finding) -> tuple:
-        root = min((own_key(by_id[r]) for r in roots(f.id)), default=own_key(f))
+        top = [by_id[r] for r in roots(f.id)]
+        root = min(((not any(ev.root for ev in t.evidence), echo_only(t), *own_key(t)) for t in top))
         return (root, f.id not in roots(f.id), own_key(f))
 
     return sorted(findings, key=key)

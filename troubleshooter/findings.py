@@ -20,6 +20,9 @@ class Evidence:
     facts: dict[str, Any] = field(default_factory=dict)
     vars: dict[str, Any] = field(default_factory=dict)
     order: float | None = None  # position in time (log line number, timestamp) for root-cause ordering
+    severity: str | None = None  # the source's own severity for this evidence (a log signature's)
+    root: bool = False  # the source judged this the first failure (the log analyzer's root cause)
+    echo: bool = False  # a downstream echo of some other failure (a watchdog timeout, "peer closed")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form; empty optional fields are dropped."""

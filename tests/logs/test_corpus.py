@@ -9,7 +9,6 @@ from troubleshooter.engine import Observations, evaluate
 from troubleshooter.facts import Facts
 from troubleshooter.logs import LogAnalyzer, analyze_paths
 from troubleshooter.logs.analyzer import open_log
-from troubleshooter.logs.postprocess import finalize
 
 from .conftest import corpus_cases
 
@@ -37,7 +36,7 @@ def test_corpus_log(name, log, expect, rules):
                          ids=[c[0] for c in CASES if c[0].startswith("healthy")])
 def test_healthy_logs_raise_nothing_serious(name, log, expect, rules):
     facts = analyze_paths([log], rules).facts
-    findings = finalize(evaluate(rules, Observations(Facts.from_dict(facts, "logs"))), facts)
+    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
     assert [f.id for f in findings if f.severity in ("error", "warning")] == []
 
 
@@ -60,3 +59,12 @@ def test_small_chunks_give_the_same_answer(rules, monkeypatch):
     expected = analyze_paths(logs, rules).facts
     monkeypatch.setattr(analyzer_module, "CHUNK", 97)
     assert analyze_paths(logs, rules).facts == expected
+
+
+def test_launcher_root_cause_beats_the_echo_on_other_ranks(rules):
+    log = next(c[1] for c in CASES if c[0] == "rank1_exception_peers_echo")
+    facts = analyze_paths([log], rules).facts
+    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
+    assert [f.id for f in findings] == ["rank-crashed", "nccl-error"]
+    assert findings[0].ranks == [1] and "shard 1 is corrupt" in findings[0].title
+    assert findings[1].explained_by == ["rank-crashed"]

@@ -320,6 +320,11 @@ class LogAnalyzer:
         root = self._root_cause(kept, failures)
         if root:
             facts["log.root_cause"] = root
+            if root["id"] is None and root.get("rank") is not None:
+                facts["log.rank-crashed"] = [crash_hit(root)]
+            for hit in facts.get(f"log.{root['id']}") or []:  # the engine puts the root cause first
+                if (hit["path"], hit["line"]) == (root.get("path"), root.get("line")):
+                    hit["root"] = True
         facts["log.lines"] = self._seq
         facts["log.files"] = list(self.files)
         return facts
@@ -327,6 +332,9 @@ class LogAnalyzer:
     def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The first failure in time among the most causal hits; echoes only when nothing else is known."""
         candidates = [h for h in kept if h.sig.priority > 0]
+        launcher_root = next((f for f in failures if f.get("root") and f.get("rank") is not None), None)
+        if launcher_root is not None and not any(h.rank == launcher_root["rank"] and not h.sig.echo for h in candidates):
+            candidates = []  # the launcher saw this rank die first and no line explains it: the others are echoes
         if candidates:
             best = min(candidates, key=lambda h: (h.sig.echo, -h.sig.priority, h.order, h.seq))
             root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
@@ -340,6 +348,18 @@ class LogAnalyzer:
             return None
         return {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
                                                      "traceback") if k in first}}
+
+
+def crash_hit(root: dict[str, Any]) -> dict[str, Any]:
+    """A rank that died of its own exception (the launcher's root-cause record), as a hit."""
+    trace = (root.get("traceback") or "").strip().splitlines()
+    last = trace[-1].strip() if trace else ""
+    how = f"exit code {root['exit_code']}" if root.get("exit_code") is not None else "a failure"
+    detail = f"rank {root['rank']} died first ({how}{', signal ' + str(root['signal']) if root.get('signal') else ''})"
+    return {"detail": detail + (f": {last}" if last else ""), "path": root.get("path"), "line": root.get("line"),
+            "rank": root["rank"], "source": "log", "root": True, "order": float("-inf"),
+            "vars": {k: root[k] for k in ("rank", "exit_code", "signal", "host") if root.get(k) is not None}
+            | ({"exception": last} if last else {})}
 
 
 @dataclass

@@ -49,7 +49,6 @@ def command(args) -> int:
     from troubleshooter.engine import Observations, evaluate
     from troubleshooter.facts import Facts
     from troubleshooter.logs.analyzer import analyze_paths
-    from troubleshooter.logs.postprocess import finalize
     from troubleshooter.report import build_report, choose_format, exit_code, write_output
     from troubleshooter.ruleset import load_rules
 
@@ -64,7 +63,6 @@ def command(args) -> int:
     facts = {"run.mode": "logs", **result.facts}
     obs = Observations(Facts.from_dict(facts, "logs"))
     findings = evaluate(rules, obs)
-    findings = finalize(findings, facts)
     doc = build_report("logs", findings, obs=obs)
     fmt = choose_format(args.format, args.output, "text")
     if fmt == "json":
