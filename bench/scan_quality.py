@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "scan"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from quality import format_table, measure  # noqa: E402
+from tests.scan.quality import format_table, measure  # noqa: E402
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import clean_env, free_port, load, run
+from .conftest import clean_env, free_port, load, run
 from troubleshooter.cli import main
 from troubleshooter.launch import render_script
 

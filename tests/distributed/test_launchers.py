@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, QUICK, clean_env, finding_ids, free_port, load, run, torchrun
+from .conftest import HERE, QUICK, clean_env, finding_ids, free_port, load, run, torchrun
 
 pytestmark = pytest.mark.slow
 AUTO = ["-m", "troubleshooter", "--auto", "--format", "json", "-q"]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import QUICK, clean_env, finding_ids, free_port, load
+from .conftest import QUICK, clean_env, finding_ids, free_port, load
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"),

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import torchrun, troubleshoot
+from .conftest import torchrun, troubleshoot
 
 pytestmark = pytest.mark.slow
 

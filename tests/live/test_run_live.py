@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import JOBS, torchrun, troubleshoot
+from .conftest import JOBS, torchrun, troubleshoot
 
 
 def _report(path) -> dict:
@@ -70,10 +70,13 @@ def test_crash_on_rank_1_is_reported_with_its_traceback(tmp_path, no_leftovers):
     doc = _report(report)
     assert doc["run"]["exit_code"] == 1 and doc["facts"]["live.exit_code"] == 1
     root = doc["run"]["root_failure"]
-    assert root["rank"] == 1 and root["exit_code"] == 1
+    assert root["rank"] == 1 and root["exit_code"] != 0  # 1, or -6 when gloo aborts during teardown
     assert "crash_rank1.py\", line 10, in load_shard" in root["traceback"]
     assert root["traceback"].endswith("RuntimeError: shard 1 is corrupt: cannot decode record 17")
-    assert doc["facts"]["log.failed_ranks"] == [1]
+    assert 1 in doc["facts"]["log.failed_ranks"]  # rank 0 may also die of the echo, depending on timing
+    first = doc["findings"][0]
+    assert first["id"] == "rank-crashed" and first["ranks"] == [1], [f["id"] for f in doc["findings"]]
+    assert "shard 1 is corrupt" in first["title"]
     assert proc.returncode == 1
 
 

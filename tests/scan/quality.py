@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from conftest import corpus_files, expected_ids
+from tests.scan.conftest import corpus_files, expected_ids
 
 from troubleshooter.scan import checker_ids, scan_paths
 

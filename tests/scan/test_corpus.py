@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import corpus_files, expected_ids, todo_misses
-from quality import format_table, measure
+from .conftest import corpus_files, expected_ids, todo_misses
+from .quality import format_table, measure
 
 from troubleshooter.engine import Observations, evaluate
 from troubleshooter.facts import Facts

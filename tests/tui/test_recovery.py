@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from troubleshooter.tui.screens.choice_modal import ChoiceModal
-from test_walk import SIZE, choose
+from .test_walk import SIZE, choose
 
 
 async def test_quit_mid_walk_keeps_answers_and_resumes(make_app, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_walk import choose, settle
+from .test_walk import choose, settle
 
 SIZES = [(80, 24), (120, 40)]
 LAUNCH_VARS = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
