@@ -104,7 +104,7 @@ def _markdown(text: str) -> Markup:
             lexer = get_lexer_by_name(lang) if lang else TextLexer()
         except ClassNotFound:
             lexer = TextLexer()
-        return highlight(source, lexer, HtmlFormatter(nowrap=False, noclasses=True, style="friendly"))
+        return highlight(source, lexer, HtmlFormatter(nowrap=True, noclasses=True, style="friendly"))
 
     md = MarkdownIt("commonmark", {"html": False, "highlight": code})
     return Markup(md.render(text or ""))  # noqa: S704 - markdown-it escapes; raw HTML is disabled
