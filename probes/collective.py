@@ -109,7 +109,7 @@ class CollectiveProbe(Probe):
         import torch
         import torch.distributed as dist
 
-        from troubleshooter.world import object_group
+        from troubleshooter.world import all_gather_json, object_group
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -141,8 +141,7 @@ class CollectiveProbe(Probe):
                       "collective.allreduce_got": float(wrong[0] if wrong.numel() else ones[0])})
 
         ctx.phase("hosts")
-        hosts: list = [None] * n
-        dist.all_gather_object(hosts, socket.gethostname(), group=object_group())
+        hosts = all_gather_json(socket.gethostname())
         backend = dist.get_backend()
         one_host = len(set(hosts)) == 1
         transport = ("loopback" if one_host else "tcp") if backend == "gloo" else ("intranode" if one_host else "internode")

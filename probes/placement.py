@@ -92,7 +92,7 @@ class PlacementProbe(Probe):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         from troubleshooter import hooks
-        from troubleshooter.world import object_group
+        from troubleshooter.world import all_gather_json
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -115,8 +115,7 @@ class PlacementProbe(Probe):
         facts["placement.mismatch_modules"] = sorted({m["module"] for m in mismatches})
 
         ctx.phase("agree")
-        clean: list = [None] * dist.get_world_size()
-        dist.all_gather_object(clean, not mismatches, group=object_group())
+        clean = all_gather_json(not mismatches)
         target = model
         if all(clean):
             ctx.phase("ddp-wrap")

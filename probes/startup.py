@@ -80,7 +80,7 @@ class StartupProbe(Probe):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         from troubleshooter import hooks
-        from troubleshooter.world import object_group
+        from troubleshooter.world import all_gather_json
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -116,8 +116,7 @@ class StartupProbe(Probe):
 
         ctx.phase("barrier")
         started = time.perf_counter()
-        flags: list = [None] * dist.get_world_size()
-        dist.all_gather_object(flags, ok, group=object_group())
+        flags = all_gather_json(ok)
         facts["startup.wait_s"] = time.perf_counter() - started
         if all(flags):
             timed("ddp-import", lambda: importlib.import_module("torch._dynamo"))
@@ -130,8 +129,7 @@ class StartupProbe(Probe):
 
         ctx.phase("gather")
         local = sum(phases.get(p, 0.0) for p in LOCAL)
-        tables: list = [None] * dist.get_world_size()
-        dist.all_gather_object(tables, {"phases": phases, "local": local}, group=object_group())
+        tables = all_gather_json({"phases": phases, "local": local})
         total = sum(phases.values())
         judged = {p: s for p, s in phases.items() if p in ACTIONABLE}
         slowest = max(judged, key=judged.get) if judged else None

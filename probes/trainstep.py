@@ -149,7 +149,7 @@ class TrainStepProbe(Probe):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         from troubleshooter import hooks
-        from troubleshooter.world import object_group
+        from troubleshooter.world import all_gather_json
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -165,8 +165,7 @@ class TrainStepProbe(Probe):
             ok = True
         except Exception as exc:  # every rank must agree before the DDP wrap (a collective)
             error, ok = f"{type(exc).__name__}: {exc}".splitlines()[0][:300], False
-        agreed: list = [None] * n
-        dist.all_gather_object(agreed, ok, group=object_group())
+        agreed = all_gather_json(ok)
         if not all(agreed):
             return self.result({"trainstep.error": error if not ok else f"ranks {[r for r, a in enumerate(agreed) if not a]} "
                                 "could not build the model"}, message="the train step could not run")
@@ -203,8 +202,7 @@ class TrainStepProbe(Probe):
 
         ctx.phase("gather")
         mine = {"p50": statistics.median(synced), "local": statistics.median(local)}
-        everyone: list = [None] * n
-        dist.all_gather_object(everyone, mine, group=object_group())
+        everyone = all_gather_json(mine)
         rank_local = [e["local"] for e in everyone]
         slowest = max(range(n), key=rank_local.__getitem__)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 _OBJECT_GROUP = None
 
 
@@ -15,6 +18,30 @@ def object_group():
     if _OBJECT_GROUP is None:
         _OBJECT_GROUP = dist.new_group(backend="gloo")
     return _OBJECT_GROUP
+
+
+def all_gather_json(value: Any) -> list[Any]:
+    """Every rank's ``value`` (JSON-serialisable), in rank order, over :func:`object_group`.
+
+    ``dist.all_gather_object`` needs numpy (torch does not depend on it) and unpickles what
+    peers send; JSON over uint8 tensors needs neither.
+    """
+    import torch
+    import torch.distributed as dist
+
+    group = object_group()
+    size = dist.get_world_size(group)
+    payload = json.dumps(value, default=str).encode("utf-8")
+    length = torch.tensor([len(payload)], dtype=torch.int64)
+    lengths = [torch.zeros(1, dtype=torch.int64) for _ in range(size)]
+    dist.all_gather(lengths, length, group=group)
+    longest = max(int(n.item()) for n in lengths)
+    mine = torch.zeros(longest, dtype=torch.uint8)
+    if payload:
+        mine[:len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
+    everyone = [torch.zeros(longest, dtype=torch.uint8) for _ in range(size)]
+    dist.all_gather(everyone, mine, group=group)
+    return [json.loads(bytes(t[:int(n.item())].tolist()).decode("utf-8")) for t, n in zip(everyone, lengths)]
 
 
 def choose_backend(requested: str, local_world_size: int) -> str:
