@@ -21,12 +21,12 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from troubleshooter import conditions
 from troubleshooter.errors import RuleFileError, RuleIssue
 from troubleshooter.paths import rules_dir
-from troubleshooter.yamlspan import SpanDict, SpanList, YamlError, load_file
+from troubleshooter.yamlspan import SpanDict, YamlError, load_file
 
 SEVERITIES = ("error", "warning", "info")
 CATEGORIES = ("launch", "environment", "network", "device", "code", "communication", "hang", "performance")
