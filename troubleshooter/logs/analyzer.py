@@ -333,8 +333,8 @@ class LogAnalyzer:
         """The first failure in time among the most causal hits; echoes only when nothing else is known."""
         candidates = [h for h in kept if h.sig.priority > 0]
         launcher_root = next((f for f in failures if f.get("root") and f.get("rank") is not None), None)
-        if launcher_root is not None and not any(h.rank == launcher_root["rank"] and not h.sig.echo for h in candidates):
-            candidates = []  # the launcher saw this rank die first and no line explains it: the others are echoes
+        if launcher_root is not None and not any(h.rank == launcher_root["rank"] for h in candidates):
+            candidates = []  # the launcher saw this rank die first and no line of it explains why: the rest are echoes
         if candidates:
             best = min(candidates, key=lambda h: (h.sig.echo, -h.sig.priority, h.order, h.seq))
             root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
