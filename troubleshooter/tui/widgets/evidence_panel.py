@@ -10,6 +10,7 @@ from textual.widgets import Static
 from troubleshooter.render import STATUS_ICONS
 
 MAX_VALUE = 40
+MAX_FACTS = 4  # per probe; the rest is in the exported report
 
 
 def _short(value: Any) -> str:
@@ -21,27 +22,32 @@ class EvidencePanel(Static):
     """A side panel re-rendered from the investigation."""
 
     def show(self, results: list, facts: Mapping[str, Any], answers: Mapping[str, str], analysed: list[str]) -> None:
-        """Render probe results (grouped facts), answers and analysed files."""
+        """Render the answers given, each probe run (its summary and first facts) and the analysed files."""
         text = Text()
         text.append("Evidence\n", style="bold underline")
         if not (results or answers or analysed):
             text.append("nothing yet: answers and probe results appear here", style="dim")
+        if answers:
+            text.append("You said\n", style="bold")
+            for node, label in answers.items():
+                text.append(f"  {node}: ", style="dim")
+                text.append(f"{label}\n")
         seen: set[str] = set()
         for result in results:
             label = result.probe + (f" r{result.rank}" if result.rank is not None else "")
             text.append(f"{STATUS_ICONS.get(result.status, '?')} {label}", style="bold")
             text.append(f" {result.status} {result.duration_s:.1f}s\n", style="dim")
+            if result.message:
+                text.append(f"  {_short(result.message)}\n", style="italic")
             if result.probe in seen:
                 continue
             seen.add(result.probe)
-            for key in sorted(result.facts):
+            keys = sorted(result.facts)
+            for key in keys[:MAX_FACTS]:
                 text.append(f"  {key} = ", style="dim")
                 text.append(_short(facts.get(key, result.facts[key])) + "\n")
-        if answers:
-            text.append("Answers\n", style="bold")
-            for node, label in answers.items():
-                text.append(f"  {node}: ", style="dim")
-                text.append(f"{label}\n")
+            if len(keys) > MAX_FACTS:
+                text.append(f"  … {len(keys) - MAX_FACTS} more facts in the report\n", style="dim")
         if analysed:
             text.append("Files analysed\n", style="bold")
             for path in analysed:
