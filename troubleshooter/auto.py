@@ -37,7 +37,15 @@ def under_launcher(env: dict[str, str]) -> bool:
 
 
 def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The options probes may read (ctx.options)."""
+    """The options probes may read (ctx.options); a malformed or missing --model/--data is a UsageError."""
+    from troubleshooter.hooks import HookError, check_spec
+
+    for flag, spec in (("--model", args.model), ("--data", args.data)):
+        if spec:
+            try:
+                check_spec(spec)
+            except HookError as exc:
+                raise UsageError(f"{flag} {exc}") from None
     return {"model": args.model, "data": args.data, "backend": args.backend, "nproc": args.nproc,
             "scripts": getattr(args, "script", []), "logs": getattr(args, "log", []), "grad_accum": args.grad_accum,
             "num_workers": args.num_workers, "precision": args.precision, "launcher": args.launcher,

@@ -17,7 +17,9 @@ from __future__ import annotations
 import ast
 import copy
 import importlib
+import importlib.machinery
 import inspect
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -53,6 +55,20 @@ class Batch:
     kwargs: dict
     samples: int
     tokens: int | None  # set when the input is a batch of token-id sequences
+
+
+def check_spec(spec: str, cwd: str | None = None) -> None:
+    """Fail early (HookError) on a malformed ``MODULE:CALLABLE`` or a top-level module that does not exist.
+
+    Only the finder is consulted for the top-level name: nothing of the user's code runs here.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise HookError(f"{spec!r}: expected MODULE:CALLABLE, e.g. mypkg.models:build_model")
+    top = module_name.split(".")[0]
+    search = [p for p in (cwd or os.getcwd(), *sys.path) if p is not None]
+    if importlib.machinery.PathFinder.find_spec(top, search) is None and top not in sys.builtin_module_names:
+        raise HookError(f"{spec!r}: no module named {top!r} in the current directory or on PYTHONPATH")
 
 
 def resolve(spec: str, cwd: str | None = None) -> Callable[[], Any]:

@@ -90,6 +90,7 @@ class ReportPage:
     root_failure: Mapping[str, Any] | None = None
     tables: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()
     interrupted: bool = False
+    incomplete: tuple[str, ...] = ()  # probe runs that crashed or timed out: the verdict does not cover them
 
 
 def _markdown(text: str) -> Markup:
@@ -168,7 +169,9 @@ def view_model(doc: Mapping[str, Any]) -> ReportPage:
         run_info=tuple((k, _fmt_value(v)) for k, v in run.items() if k != "root_failure" and v not in (None, "")),
         root_failure=run.get("root_failure"),
         tables=_tables({TABLE_TITLES[k]: doc[k] for k in TABLE_TITLES if doc.get(k)}),
-        interrupted=bool(doc.get("interrupted")))
+        interrupted=bool(doc.get("interrupted")),
+        incomplete=tuple(f"{p.name}{'' if p.rank is None else f' (rank {p.rank})'} {p.status}: {p.message}".strip()
+                         for p in probes if p.status in ("error", "timeout")))
 
 
 def environment(extra_dirs: Iterable[Path] = ()) -> Environment:
@@ -225,9 +228,13 @@ def render_terminal(doc: Mapping[str, Any], color: bool = True, quiet: bool = Fa
                 lines.append("    You can check or solve this by running:")
                 lines += [f"      $ {cmd}" for cmd in f.commands]
             lines.append("")
+    for line in page.incomplete:
+        lines.append(_c(f"☠ did not complete: {line}", "31", color))
     n_cat = len({f.category for f in page.findings if f.severity != "info"})
     if any(f.severity != "info" for f in page.findings):
         lines.append(_c(f"! Found issues in {n_cat} categor{'y' if n_cat == 1 else 'ies'}. ", "33", color) + page.verdict)
+    elif page.incomplete:
+        lines.append(_c(f"! No issues found by the checks that completed; {len(page.incomplete)} did not.", "33", color))
     else:
         lines.append(_c("• No issues found!", "32", color) + ("" if not page.findings else f" ({page.verdict})"))
     return "\n".join(lines) + "\n"

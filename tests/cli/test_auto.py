@@ -123,6 +123,13 @@ def test_crashing_probe_is_contained(plugins: Path) -> None:
     assert probes["reports"]["status"] == "pass"
 
 
+def test_summary_does_not_claim_all_clear_when_a_probe_crashed(plugins: Path, capsys) -> None:
+    assert main(["--auto", "--probes", str(plugins / "probes"), "--probe", "crashes"]) == 0
+    out = capsys.readouterr().out
+    assert "☠ did not complete: crashes error: probe did not complete: RuntimeError: boom" in out
+    assert "No issues found!" not in out and "1 did not" in out
+
+
 def test_hanging_probe_times_out_and_its_children_are_reaped(plugins: Path) -> None:
     out = plugins / "r.json"
     started = time.monotonic()
@@ -169,6 +176,8 @@ def test_ctrl_c_still_writes_a_partial_report(plugins: Path) -> None:
     (["--auto", "--rules", "/nonexistent/rules"], "rules directory does not exist"),
     (["--auto", "--probe", "nosuchprobe"], "unknown probe 'nosuchprobe'"),
     (["--auto", "--nproc", "0", "--probe", "launcher"], "--nproc must be at least 1"),
+    (["--auto", "--model", "justaname"], "--model 'justaname': expected MODULE:CALLABLE"),
+    (["--auto", "--data", "no_such_module_xyz:load"], "no module named 'no_such_module_xyz'"),
 ])
 def test_bad_input_exit_2(argv: list[str], message: str, capsys) -> None:
     assert main(argv) == 2
