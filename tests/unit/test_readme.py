@@ -23,3 +23,12 @@ def test_exactly_two_setup_commands() -> None:
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     ci_lines = ROOT.joinpath(".ci/run").read_text().splitlines()
     assert setup_commands()[1] in ci_lines
+
+
+def test_writing_a_rule_example_is_the_shipped_rule() -> None:
+    import yaml
+
+    section = ROOT.joinpath("README.md").read_text().split("## Writing a rule", 1)[1]
+    example = yaml.safe_load(re.search(r"```yaml\n(.+?)\n```", section, re.S).group(1))
+    shipped = yaml.safe_load(ROOT.joinpath("rules", "checks", f"{example['id']}.yaml").read_text())
+    assert example == shipped
