@@ -130,41 +130,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# command -> "module:function(args) -> exit code"; modules are imported only when their command runs
+HANDLERS = {
+    "rules": "troubleshooter.commands:rules_command",
+    "report": "troubleshooter.commands:report_command",
+    "probe": "troubleshooter.commands:probe_command",
+    "scan": "troubleshooter.scan.command:command",
+    "logs": "troubleshooter.logs.command:command",
+    "attach": "troubleshooter.live.attach:command",
+    "run": "troubleshooter.live.run:command",
+    "launch": "troubleshooter.launch:command",
+    "--list-probes": "troubleshooter.commands:list_probes",
+    "--auto": "troubleshooter.auto:command",
+    "tui": "troubleshooter.tui:run_app",
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command is None:
-        if args.list_probes:
-            from troubleshooter.commands import list_probes
-            return list_probes(args)
-        if args.auto:
-            from troubleshooter.auto import command
-            return command(args)
-        from troubleshooter.tui import run_app
-        return run_app(args)
-    if args.command == "rules":
-        from troubleshooter.commands import rules_command
-        return rules_command(args)
-    if args.command == "report":
-        from troubleshooter.commands import report_command
-        return report_command(args)
-    if args.command == "probe":
-        from troubleshooter.commands import probe_command
-        return probe_command(args)
-    if args.command == "scan":
-        from troubleshooter.scan.command import command
-        return command(args)
-    if args.command == "logs":
-        from troubleshooter.logs.command import command
-        return command(args)
-    if args.command == "attach":
-        from troubleshooter.live.attach import command
-        return command(args)
-    if args.command == "run":
-        from troubleshooter.live.run import command
-        return command(args)
-    if args.command == "launch":
-        from troubleshooter.launch import command
-        return command(args)
-    raise UsageError(f"unknown command {args.command!r}")
+    import importlib
+
+    name = args.command or ("--list-probes" if args.list_probes else "--auto" if args.auto else "tui")
+    if name not in HANDLERS:
+        raise UsageError(f"unknown command {name!r}")
+    module, func = HANDLERS[name].split(":")
+    return getattr(importlib.import_module(module), func)(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

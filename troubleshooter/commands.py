@@ -46,9 +46,13 @@ def rules_command(args: argparse.Namespace) -> int:
         for key in sorted(specs):
             print(f"{key:<44} {specs[key].type:<6} {specs[key].doc}")
         return 0
+    from troubleshooter.engine import render_text
+
     rules = load_rules(args.rules)
+    empty = {"facts": {}, "evidence": [], "hit": {}, "ranks": [], "first": None}
+    titles = {fid: " ".join(render_text(f["title"], empty).split()) for fid, f in rules.findings.items()}
     if args.format == "json":
-        print(json.dumps({"findings": {k: {"title": v["title"], "severity": v["severity"], "category": v["category"]}
+        print(json.dumps({"findings": {k: {"title": titles[k], "severity": v["severity"], "category": v["category"]}
                                        for k, v in rules.findings.items()},
                           "checks": {k: v["finding"] for k, v in rules.checks.items()},
                           "trees": {k: v["title"] for k, v in rules.trees.items()}}, indent=2))
@@ -56,8 +60,8 @@ def rules_command(args: argparse.Namespace) -> int:
     md = args.format == "md"
     print("| id | severity | category | title |\n|---|---|---|---|" if md else "Findings:")
     for fid, f in sorted(rules.findings.items()):
-        print(f"| `{fid}` | {f['severity']} | {f['category']} | {f['title']} |" if md else
-              f"  {f.get('code', ''):<7} {fid:<36} {f['severity']:<8} {f['title']}")
+        print(f"| `{fid}` | {f['severity']} | {f['category']} | {titles[fid]} |" if md else
+              f"  {f.get('code', ''):<7} {fid:<36} {f['severity']:<8} {titles[fid]}")
     if not md:
         print("Decision trees:")
         for tid, tree in sorted(rules.trees.items(), key=lambda t: (t[1].get("order", 99), t[0])):
