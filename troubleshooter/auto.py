@@ -155,7 +155,7 @@ def command(args: argparse.Namespace) -> int:
         if path != "-" and not Path(path).exists():
             raise UsageError(f"{path}: no such file or directory")
     session = Session(rules, "auto")
-    progress = Progress(not args.quiet and args.output != "-")
+    progress = Progress(not args.quiet and args.output != "-" and sys.stderr.isatty())  # live lines for people, not logs
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # schedulers cancel with SIGTERM
     try:
         gather_static(session, args)

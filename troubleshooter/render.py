@@ -192,6 +192,26 @@ def render(doc: Mapping[str, Any], fmt: str) -> str:
     return environment().get_template(template).render(page=view_model(doc))
 
 
+def _probe_groups(probes: Iterable[ProbeRow]) -> list[list[ProbeRow]]:
+    """Per-rank runs of one probe with the same status share a line (the first rank's message speaks for them)."""
+    groups: dict[tuple, list[ProbeRow]] = {}
+    for p in probes:
+        key = (p.name, p.status) if p.rank is not None and p.status in ("pass", "skipped") else (id(p),)
+        groups.setdefault(key, []).append(p)
+    return list(groups.values())
+
+
+def _span(ranks: list[int]) -> str:
+    """0-3,5 style list of ranks."""
+    ranks, out, start = sorted(ranks), [], None
+    for i, r in enumerate(ranks):
+        start = r if start is None else start
+        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
+            out.append(str(start) if start == r else f"{start}-{r}")
+            start = None
+    return ",".join(out)
+
+
 def _c(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
@@ -203,11 +223,13 @@ def render_terminal(doc: Mapping[str, Any], color: bool = True, quiet: bool = Fa
               "warning": "33", "info": "36"}
     lines: list[str] = []
     if not quiet:
-        for p in page.probes:
-            rank = f" rank {p.rank}" if p.rank is not None else ""
+        for group in _probe_groups(page.probes):
+            p = group[0]
+            ranks = [g.rank for g in group if g.rank is not None]
+            rank = (f" rank {ranks[0]}" if len(ranks) == 1 else f" ranks {_span(ranks)}") if ranks else ""
             head = _c(f"[{p.icon}]", colors.get(p.status, "0"), color)
-            msg = f" ({p.message})" if p.message else ""
-            lines.append(f"{head} {p.name}{rank}{msg} [{p.duration_ms}ms]")
+            msg = f" ({'rank %s: ' % p.rank if len(ranks) > 1 else ''}{p.message})" if p.message else ""
+            lines.append(f"{head} {p.name}{rank}{msg} [{max(g.duration_ms for g in group)}ms]")
         if page.probes:
             lines.append("")
         for f in page.findings:
