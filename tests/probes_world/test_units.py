@@ -172,6 +172,7 @@ def test_checks_over_probe_facts():
              "collective.busbw_gbps": 2.0, "collective.expected_busbw_gbps": 10.0, "collective.busbw_bytes": 1 << 24,
              "collective.link": "nccl/internode"}
     rank0 = {"trainstep.rank_slowdown": 0.3, "trainstep.comm_exposed_fraction": 0.7, "trainstep.comm_s": 0.05,
+             "trainstep.model_source": "user",
              "trainstep.compute_s": 0.02, "trainstep.overlap_s": 0.01,
              "startup.slowest_phase": "model-load", "startup.slowest_phase_s": 3.0, "startup.slowest_phase_share": 0.9,
              "startup.phase_s": {"init": 0.1, "model-load": 3.0}}
@@ -184,3 +185,5 @@ def test_checks_over_probe_facts():
     quiet = _findings({"world.size": 2}, {0: {"collective.busbw_gbps": 0.6, "collective.link": "gloo/loopback",
                                               "startup.slowest_phase_s": 0.2, "startup.slowest_phase_share": 0.9}})
     assert quiet == {}
+    builtin = _findings({"world.size": 2}, {0: {**rank0, "trainstep.model_source": "builtin"}})
+    assert "communication-bound" not in builtin  # the built-in model's ratio says nothing about the user's job
