@@ -150,6 +150,9 @@ class CollectiveProbe(Probe):
         if expected is not None:
             facts["collective.expected_busbw_gbps"] = expected
 
+        if n == 1:  # an all_reduce over one rank moves nothing: no bandwidth to measure
+            verdict = "correct" if facts["collective.allreduce_ok"] else "WRONG"
+            return self.result(facts, message=f"all_reduce {verdict}; 1 rank, so no bandwidth to measure")
         medians = []
         sweep = GPU_SWEEP if cuda else CPU_SWEEP
         for size, warmup, iters in sweep:
