@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from troubleshooter.errors import RuleFileError
-from troubleshooter.probe import NODE, ProbeResult
 from troubleshooter.registry import Registry
 from troubleshooter.report import emit, exit_code, load_report
 from troubleshooter.ruleset import load_rules
@@ -77,42 +75,23 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def probe_command(args: argparse.Namespace) -> int:
-    """Run one probe (NODE probes isolated here; RANK/WORLD probes in a local world) and report."""
-    from troubleshooter.auto import options_from_args
+    """Run one probe the way ``--auto`` runs it (NODE isolated here, RANK/WORLD in a local world) and report."""
+    from troubleshooter.auto import Progress, run_local
+    from troubleshooter.report import choose_format, write_output
     from troubleshooter.session import Session
 
     rules = load_rules(args.rules)
     registry = Registry.load(args.probes)
-    probe = registry.get(args.name)
-    options = options_from_args(args)
+    registry.get(args.name)
+    args.probe, args.skip = [args.name], []
     session = Session(rules, "probe")
-    if probe.scope == NODE:
-        from troubleshooter.runner import run_isolated
-        session.add_result(run_isolated(probe, dict(os.environ), options, {}, args.probes, args.timeout))
-        session.world = {"size": 1, "backend": None, "launcher": "local"}
-    else:
-        from troubleshooter.localworld import run_world
-        outcome = run_world([probe], args.nproc, backend=args.backend, options=options, probe_dirs=args.probes,
-                            timeout_s=args.timeout)
-        for results in outcome.results.values():
-            for result in results:
-                session.add_result(result)
-        session.world_facts.update(outcome.world_facts)
-        session.world_facts.update({"world.size": args.nproc, "world.launcher": "local"})
-        session.world = {"size": args.nproc, "backend": outcome.backend, "launcher": "local"}
+    run_local(session, registry, args, Progress(False))
     doc = session.report()
-    if args.format == "json" or (args.format is None and args.output and args.output.endswith(".json")):
+    if choose_format(args.format, args.output, "text") == "json":
         emit(doc, "json", args.output)
     else:
         from troubleshooter.render import render_terminal
         text = render_terminal(doc, color=sys.stdout.isatty() and not args.output)
         facts = [f"  {k} = {v}" for r in session.results for k, v in sorted(r.facts.items())]
-        body = "\n".join(facts) + "\n\n" + text if facts else text
-        from troubleshooter.report import write_output
-        write_output(body, args.output)
+        write_output("\n".join(facts) + "\n\n" + text if facts else text, args.output)
     return exit_code(doc)
-
-
-def result_line(result: ProbeResult) -> str:
-    """One-line summary of a probe result."""
-    return f"{result.probe} [{result.status}] {result.message}"

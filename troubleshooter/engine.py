@@ -201,13 +201,6 @@ def order_findings(rules: RuleSet, findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=key)
 
 
-def worst_severity(findings: list[Finding]) -> str | None:
-    """The most severe severity present, or None."""
-    if not findings:
-        return None
-    return min((f.severity for f in findings), key=SEVERITY_RANK.get)
-
-
 # ---- decision trees -------------------------------------------------------------------------
 
 

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Iterable
 
 from troubleshooter.facts import FactSpec
 from troubleshooter.registry import Registry
 from troubleshooter.ruleset import RuleSet
-
-# Modules that declare facts of their own: ``module:function(rules) -> list[FactSpec]``.
-PROVIDERS = ("troubleshooter.scan:fact_specs", "troubleshooter.logs:fact_specs", "troubleshooter.live:fact_specs",
-             "troubleshooter.distributed:fact_specs")
 
 CORE_FACTS = (
     FactSpec("world.size", "int", "Number of ranks in the diagnosed world"),
@@ -54,17 +49,10 @@ def answer_facts(rules: RuleSet) -> list[FactSpec]:
 
 
 def provider_facts(rules: RuleSet) -> list[FactSpec]:
-    """Facts declared by the scanner, log analyzer and live-job modules (those that are installed)."""
-    specs: list[FactSpec] = []
-    for entry in PROVIDERS:
-        module_name, func = entry.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        if hasattr(module, func):
-            specs += list(getattr(module, func)(rules))
-    return specs
+    """Facts declared by the scanner, the log analyzer, live jobs and distributed mode."""
+    from troubleshooter import distributed, live, logs, scan
+
+    return [spec for module in (scan, logs, live, distributed) for spec in module.fact_specs(rules)]
 
 
 def all_fact_specs(rules: RuleSet, registry: Registry) -> dict[str, FactSpec]:

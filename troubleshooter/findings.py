@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -93,8 +93,3 @@ class Finding:
             commands=list(data.get("commands") or []), references=list(data.get("references") or []),
             explained_by=list(data.get("explained_by") or []), gate_unmet=data.get("gate_unmet"),
         )
-
-
-def as_plain(obj: Any) -> Any:
-    """Dataclass -> dict helper for callers that need plain data."""
-    return asdict(obj)

@@ -150,7 +150,7 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
                                         stdin=subprocess.DEVNULL, stdout=logs[rank], stderr=subprocess.STDOUT,
                                         start_new_session=True)
                 states[rank] = RankState(rank, proc)
-            world_facts = _supervise(states, events_dir, probes, timeouts, init_timeout_s, on_event, cancel)
+            world_facts = supervise(states, events_dir, timeouts, init_timeout_s, on_event, cancel)
         finally:
             for state in states.values():
                 kill_group(state.proc)
@@ -164,9 +164,13 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
     return WorldOutcome(nproc, backend_used, {r: s.results for r, s in states.items()}, world_facts, tails)
 
 
-def _supervise(states: dict[int, RankState], events_dir: Path, probes: list[type[Probe]], timeouts: dict[str, float],
-               init_timeout_s: float, on_event: Callable[[int, dict], None] | None,
-               cancel: threading.Event | None = None) -> dict[str, Any]:
+def supervise(states: dict[int, RankState], events_dir: Path, timeouts: dict[str, float],
+              init_timeout_s: float, on_event: Callable[[int, dict], None] | None,
+              cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Follow every rank's events until all are done, a deadline passes, a rank dies or ``cancel`` is set.
+
+    Used by the local world and, for one rank child, by distributed mode; returns the world facts of a teardown.
+    """
     phase_order: list[str] = []
     entered: dict[str, float] = {}  # probe id -> time the first rank entered it
     started = time.monotonic()

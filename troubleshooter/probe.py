@@ -20,7 +20,6 @@ NODE = "node"  # once per machine, needs no process group
 RANK = "rank"  # once per rank process, no collectives
 WORLD = "world"  # in every rank with an initialized process group
 
-STATUSES = ("ok", "skipped", "error", "timeout")
 
 
 @dataclass

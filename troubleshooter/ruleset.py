@@ -279,17 +279,14 @@ def _load_signatures(c: _Collector, rs: RuleSet, directory: Path) -> None:
     paths = sorted((directory / "signatures").glob("*.yaml"))
     if not paths:
         return
-    try:
-        from troubleshooter.logs.signatures import validate_signature_file
-    except ImportError:  # the log analyzer is optional for a bare rule check
-        validate_signature_file = None
+    from troubleshooter.logs.signatures import validate_signature_file
+
     for path in paths:
         data = _load_yaml(c, path)
         if data is None:
             continue
-        if validate_signature_file is not None:
-            for line, message, help, crumb in validate_signature_file(data):
-                c.add(path, line, message, help, crumb)
+        for line, message, help, crumb in validate_signature_file(data):
+            c.add(path, line, message, help, crumb)
         for sig in (data.get("signatures") or []) if isinstance(data, dict) else []:
             if isinstance(sig, dict):
                 rs.signatures.append(dict(sig, _source=str(path), _line=getattr(sig, "line", None)))

@@ -2,7 +2,7 @@
 
 The child is the same ``troubleshooter.rankworker`` the local world uses: it joins the real
 process group (with a timeout) and runs the RANK and WORLD probes, streaming events. This
-process supervises it with ``localworld._supervise`` (per-probe deadlines; a hang is torn down
+process supervises it with ``localworld.supervise`` (per-probe deadlines; a hang is torn down
 and named), runs the NODE probes when it is local rank 0, and packs everything into a JSON
 payload for rank 0. The child can hang or die; the supervisor always returns a payload.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from troubleshooter.distributed.identity import Identity
-from troubleshooter.localworld import RankState, _supervise
+from troubleshooter.localworld import RankState, supervise
 from troubleshooter.probe import NODE, ProbeResult
 from troubleshooter.registry import Registry
 from troubleshooter.runner import kill_group, run_node_probes
@@ -48,7 +48,7 @@ def versions() -> dict[str, str]:
 
 
 def supervision_bound(timeouts: dict[str, float], join_timeout_s: float) -> float:
-    """Longest a supervised child may take (the same sum ``_supervise`` enforces)."""
+    """Longest a supervised child may take (the same sum ``supervise`` enforces)."""
     return join_timeout_s + 5 + sum(timeouts.values()) + 30
 
 
@@ -114,7 +114,7 @@ def _run_child(ident: Identity, ranked: list, timeouts: dict[str, float], args: 
                                     start_new_session=True)
             state = RankState(ident.rank, proc)
             try:
-                world_facts = _supervise({ident.rank: state}, events_dir, ranked, timeouts, join_timeout_s, on_event)
+                world_facts = supervise({ident.rank: state}, events_dir, timeouts, join_timeout_s, on_event)
             finally:
                 kill_group(proc)
         tail = "\n".join(log_path.read_text(errors="replace").strip().splitlines()[-20:])
