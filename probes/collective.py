@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import socket
 import statistics
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -39,16 +38,12 @@ def time_allreduce(tensor: Any, warmup: int, iters: int, sync: Any) -> list[floa
     """Seconds of each timed all_reduce of ``tensor`` after ``warmup`` untimed ones (``sync`` waits for the device)."""
     import torch.distributed as dist
 
+    from troubleshooter.world import timed_calls
+
     for _ in range(warmup):
         dist.all_reduce(tensor)
     sync()
-    times = []
-    for _ in range(iters):
-        started = time.perf_counter()
-        dist.all_reduce(tensor)
-        sync()
-        times.append(time.perf_counter() - started)
-    return times
+    return timed_calls(lambda: dist.all_reduce(tensor), iters, sync)
 
 
 def load_expectations(options: dict) -> dict:
@@ -109,14 +104,14 @@ class CollectiveProbe(Probe):
         import torch
         import torch.distributed as dist
 
-        from troubleshooter.world import all_gather_json, object_group
+        from troubleshooter.world import all_gather_json, device_sync, object_group
 
         if not dist.is_initialized():
             return self.skip("no process group")
         n = dist.get_world_size()
         device = torch.device(ctx.device or "cpu")
         cuda = device.type == "cuda"
-        sync = torch.cuda.synchronize if cuda else (lambda: None)
+        sync = device_sync(device)
         facts: dict[str, Any] = {}
         if "world.init_s" in ctx.facts:
             facts["collective.init_s"] = float(ctx.facts["world.init_s"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from typing import Any
 
 from troubleshooter.facts import FactSpec
@@ -67,27 +66,25 @@ class ScalingProbe(Probe):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         from troubleshooter import hooks
+        from troubleshooter.world import device_sync, timed_calls
 
         if not dist.is_initialized():
             return self.skip("no process group")
         n, rank = dist.get_world_size(), dist.get_rank()
         device = torch.device(ctx.device or "cpu")
-        sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        sync = device_sync(device)
         ids = [device.index] if device.type == "cuda" else None
         model = hooks.load_model(ctx.options).module.to(device)
         batch = hooks.make_batch(model, ctx.options, device)
 
         def p50(ddp: Any, args: tuple, kwargs: dict) -> float:
             optimizer = torch.optim.SGD(ddp.parameters(), lr=1e-6)
-            times = []
-            for i in range(WARMUP + STEPS):
-                started = time.perf_counter()
+
+            def step() -> None:
                 optimizer.zero_grad(set_to_none=True)
                 hooks.loss_of(ddp(*args, **kwargs)).backward()
                 optimizer.step()
-                sync()
-                times.append(time.perf_counter() - started)
-            return statistics.median(times[WARMUP:])
+            return statistics.median(timed_calls(step, WARMUP + STEPS, sync)[WARMUP:])
 
         sizes, throughput, table = [], [], []
         for k in range(1, n + 1):
@@ -119,8 +116,8 @@ class ScalingProbe(Probe):
             facts[f"scaling.{name}_exponent"] = exponent(list(GROWTH), times)
             table += [{name: f"x{f}", "step_s": round(t, 5)} for f, t in zip(GROWTH, times)]
         eff = facts.get("scaling.efficiency")
-        if rank != 0:  # every rank measured the same reduced numbers: rank 0 alone reports them
-            facts = {}
         message = (f"efficiency {eff * 100:.0f}% at {n} ranks; " if eff is not None else "") + ", ".join(
             f"{k} exponent {facts[f'scaling.{k}_exponent']:.2f}" for k in dims)
+        if rank != 0:  # every rank measured the same reduced numbers: rank 0 alone reports them
+            facts = {}
         return self.result(facts, message=message, table=table)

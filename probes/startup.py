@@ -134,7 +134,7 @@ class StartupProbe(Probe):
         judged = {p: s for p, s in phases.items() if p in ACTIONABLE}
         slowest = max(judged, key=judged.get) if judged else None
         rank_local = [t["local"] for t in tables]
-        others = [v for r, v in enumerate(rank_local) if r != ctx.rank]
+        others = [v for r, v in enumerate(rank_local) if r != dist.get_rank()]
         facts.update({"startup.phase_s": {k: round(v, 4) for k, v in phases.items()}, "startup.total_s": total,
                       "startup.rank_local_s": [round(v, 4) for v in rank_local],
                       "startup.slowest_rank": max(range(len(rank_local)), key=rank_local.__getitem__)})

@@ -81,11 +81,12 @@ class SystemProbe(Probe):
         physical = psutil.cpu_count(logical=False)
         facts["system.cpu_logical"] = logical
         facts["system.cpu_physical"] = physical
-        affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+        affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None  # not measurable: absent
         facts["system.cpu_affinity"] = affinity
         quota = cgroup_cpu_limit()
         facts["system.cpu_quota"] = quota
-        usable = max(1, min(affinity or 1, int(quota) if quota else affinity or 1))
+        allowed = affinity or logical or 1
+        usable = max(1, min(allowed, int(quota) if quota else allowed))
         facts["system.cpus_usable"] = usable
 
         mem = psutil.virtual_memory()
@@ -117,8 +118,8 @@ class SystemProbe(Probe):
         if local_ranks is None and _int(ctx.options.get("nproc")) is not None:
             local_ranks, source = _int(ctx.options["nproc"]), "option"
         workers = _int(ctx.options.get("num_workers"))
-        if workers is None and isinstance(ctx.facts.get("scan.num_workers"), int):
-            workers = ctx.facts["scan.num_workers"]
+        if workers is None and isinstance(ctx.facts.get("scan.dataloader_workers"), int):
+            workers = ctx.facts["scan.dataloader_workers"]
         # torch's default intra-op pool is one thread per physical core the process may use.
         per_rank = facts.get("system.omp_num_threads") or min(physical or usable, usable)
         facts["system.threads_per_rank"] = per_rank

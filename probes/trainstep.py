@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any, Callable
 
 from troubleshooter.facts import FactSpec
@@ -95,17 +94,6 @@ def split_profile(events: list[Any], on_gpu: bool) -> dict[str, float]:
             "exposed_s": max(0.0, comm_s - overlap)}
 
 
-def timed_steps(step: Callable[[], None], count: int, sync: Callable[[], None]) -> list[float]:
-    """Seconds of each of ``count`` calls of ``step``."""
-    times = []
-    for _ in range(count):
-        started = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - started)
-    return times
-
-
 class TrainStepProbe(Probe):
     """Profiles DDP train steps of the model: step-time percentiles, compute/communication split, no_sync savings."""
 
@@ -149,14 +137,14 @@ class TrainStepProbe(Probe):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         from troubleshooter import hooks
-        from troubleshooter.world import all_gather_json
+        from troubleshooter.world import all_gather_json, device_sync, timed_calls
 
         if not dist.is_initialized():
             return self.skip("no process group")
         n = dist.get_world_size()
         device = torch.device(ctx.device or "cpu")
         cuda = device.type == "cuda"
-        sync = torch.cuda.synchronize if cuda else (lambda: None)
+        sync = device_sync(device)
         ctx.phase("build")
         try:
             loaded = hooks.load_model(ctx.options)
@@ -182,11 +170,11 @@ class TrainStepProbe(Probe):
                 train_step()
 
         ctx.phase("warm-up")
-        timed_steps(train_step, WARMUP, sync)
+        timed_calls(train_step, WARMUP, sync)
         ctx.phase("timed steps")
-        synced = timed_steps(train_step, STEPS, sync)
+        synced = timed_calls(train_step, STEPS, sync)
         ctx.phase("no_sync steps")
-        local = timed_steps(local_step, STEPS, sync)
+        local = timed_calls(local_step, STEPS, sync)
         ctx.phase("realign")
         dist.barrier()
 
@@ -197,8 +185,8 @@ class TrainStepProbe(Probe):
         ctx.phase(f"accumulate x{accum}")
         cycle_sync, cycle_nosync = [], []
         for _ in range(ACCUM_CYCLES):
-            cycle_sync += timed_steps(lambda: self.accumulate(ddp, batch, optimizer, accum, False), 1, sync)
-            cycle_nosync += timed_steps(lambda: self.accumulate(ddp, batch, optimizer, accum, True), 1, sync)
+            cycle_sync += timed_calls(lambda: self.accumulate(ddp, batch, optimizer, accum, False), 1, sync)
+            cycle_nosync += timed_calls(lambda: self.accumulate(ddp, batch, optimizer, accum, True), 1, sync)
 
         ctx.phase("gather")
         mine = {"p50": statistics.median(synced), "local": statistics.median(local)}
@@ -212,15 +200,14 @@ class TrainStepProbe(Probe):
 
         p50, p90 = mine["p50"], percentile(synced, 0.9)
         sync_s, nosync_s = statistics.median(cycle_sync), statistics.median(cycle_nosync)
-        steps_profiled = max(1, PROFILED)
         facts = {
             "trainstep.model_source": loaded.source, "trainstep.steps": STEPS,
             "trainstep.step_p50_s": p50, "trainstep.step_p90_s": p90, "trainstep.step_p90_p50": p90 / p50,
             "trainstep.local_p50_s": mine["local"], "trainstep.rank_p50_s": [e["p50"] for e in everyone],
             "trainstep.rank_local_p50_s": rank_local, "trainstep.slowest_rank": slowest,
-            "trainstep.slowest_ratio": slowdown(slowest), "trainstep.rank_slowdown": slowdown(ctx.rank or 0),
-            "trainstep.compute_s": split["compute_s"] / steps_profiled, "trainstep.comm_s": split["comm_s"] / steps_profiled,
-            "trainstep.overlap_s": split["overlap_s"] / steps_profiled,
+            "trainstep.slowest_ratio": slowdown(slowest), "trainstep.rank_slowdown": slowdown(dist.get_rank()),
+            "trainstep.compute_s": split["compute_s"] / PROFILED, "trainstep.comm_s": split["comm_s"] / PROFILED,
+            "trainstep.overlap_s": split["overlap_s"] / PROFILED,
             "trainstep.comm_exposed_fraction": min(1.0, split["exposed_s"] / split["step_s"]) if split["step_s"] else None,
             "trainstep.accum_steps": accum, "trainstep.accum_sync_s": sync_s, "trainstep.accum_no_sync_s": nosync_s,
             "trainstep.no_sync_saving_fraction": max(0.0, 1 - nosync_s / sync_s) if sync_s > 0 else None,

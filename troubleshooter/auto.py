@@ -94,6 +94,7 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
     in_rank0 = [p for p in selected if p.scope == NODE and "torch" in p.needs] if ranked else []
     node = [p for p in selected if p.scope == NODE and p not in in_rank0]
     options = options_from_args(args)
+    known = {fact.key: fact.value for fact in session.extra_facts}  # scan/log facts the probes may read
     if args.nproc < 1:
         raise UsageError(f"--nproc must be at least 1, got {args.nproc}")
     session.world = {"size": args.nproc if ranked else 1, "backend": None, "launcher": "local"}
@@ -108,7 +109,7 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
         progress.result(result)
 
     node_thread = threading.Thread(target=run_node_probes, kwargs=dict(
-        probes=node, env=dict(os.environ), options=options, facts={}, probe_dirs=args.probes,
+        probes=node, env=dict(os.environ), options=options, facts=known, probe_dirs=args.probes,
         timeout_s=args.timeout, on_done=on_done, cancel=cancel), daemon=True)
     node_thread.start()
     try:
@@ -121,9 +122,9 @@ def run_local(session: Session, registry: Registry, args: argparse.Namespace, pr
                 elif event["event"] == "init-done" and rank == 0:
                     progress.say(f"world joined ({event.get('backend')}) in {event.get('seconds', 0):.2f} s")
 
-            outcome = run_world(ranked, args.nproc, backend=args.backend, options=options, probe_dirs=args.probes,
-                                timeout_s=args.timeout, on_event=on_event, node_probes=in_rank0,
-                                cancel=cancel)
+            outcome = run_world(ranked, args.nproc, backend=args.backend, options=options, facts=known,
+                                probe_dirs=args.probes, timeout_s=args.timeout, on_event=on_event,
+                                node_probes=in_rank0, cancel=cancel)
             session.world["backend"] = outcome.backend
             if outcome.backend:
                 session.world_facts["world.backend"] = outcome.backend

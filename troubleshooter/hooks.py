@@ -57,14 +57,20 @@ class Batch:
     tokens: int | None  # set when the input is a batch of token-id sequences
 
 
+def _split(spec: str) -> tuple[str, str]:
+    """(module, attribute) of ``MODULE:CALLABLE``; HookError when either part is missing."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise HookError(f"{spec!r}: expected MODULE:CALLABLE, e.g. mypkg.models:build_model")
+    return module_name, attr
+
+
 def check_spec(spec: str, cwd: str | None = None) -> None:
     """Fail early (HookError) on a malformed ``MODULE:CALLABLE`` or a top-level module that does not exist.
 
     Only the finder is consulted for the top-level name: nothing of the user's code runs here.
     """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise HookError(f"{spec!r}: expected MODULE:CALLABLE, e.g. mypkg.models:build_model")
+    module_name, _ = _split(spec)
     top = module_name.split(".")[0]
     search = [p for p in (cwd or os.getcwd(), *sys.path) if p is not None]
     if importlib.machinery.PathFinder.find_spec(top, search) is None and top not in sys.builtin_module_names:
@@ -73,9 +79,7 @@ def check_spec(spec: str, cwd: str | None = None) -> None:
 
 def resolve(spec: str, cwd: str | None = None) -> Callable[[], Any]:
     """Import ``MODULE:CALLABLE`` from the current directory / PYTHONPATH, like ``python -m``."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise HookError(f"{spec!r}: expected MODULE:CALLABLE, e.g. mypkg.models:build_model")
+    module_name, attr = _split(spec)
     for path in (cwd, ""):
         if path is not None and path not in sys.path:
             sys.path.insert(0, path)

@@ -164,6 +164,11 @@ def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", o
     return WorldOutcome(nproc, backend_used, {r: s.results for r, s in states.items()}, world_facts, tails)
 
 
+def supervision_limit(timeouts: dict[str, float], init_timeout_s: float) -> float:
+    """The longest a supervised world may run in all: init, every probe's timeout, and some slack."""
+    return init_timeout_s + 5 + sum(timeouts.values()) + 30
+
+
 def supervise(states: dict[int, RankState], events_dir: Path, timeouts: dict[str, float],
               init_timeout_s: float, on_event: Callable[[int, dict], None] | None,
               cancel: threading.Event | None = None) -> dict[str, Any]:
@@ -197,7 +202,7 @@ def supervise(states: dict[int, RankState], events_dir: Path, timeouts: dict[str
             limit = init_timeout_s + 5 if probe_id == "init" else timeouts.get(probe_id, 30.0)
             if now - entered.get(probe_id, now) > limit:
                 return _teardown(states, phase_order, "timeout", [], probe_id, limit)
-        if now - started > init_timeout_s + 5 + sum(timeouts.values()) + 30:
+        if now - started > supervision_limit(timeouts, init_timeout_s):
             return _teardown(states, phase_order, "timeout", [], next(iter(current), "world"), now - started)
         time.sleep(POLL_S)
 

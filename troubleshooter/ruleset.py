@@ -73,7 +73,7 @@ class RuleSet:
     dirs: list[Path] = field(default_factory=list)
 
 
-class _Collector:
+class IssueCollector:
     """Accumulates RuleIssues with source excerpts."""
 
     def __init__(self) -> None:
@@ -92,7 +92,7 @@ class _Collector:
         self.issues.append(RuleIssue(path, line, message, help, breadcrumb, excerpt))
 
 
-def _check_fields(c: _Collector, path: Path, data: Any, schema: dict, where: str) -> bool:
+def _check_fields(c: IssueCollector, path: Path, data: Any, schema: dict, where: str) -> bool:
     if not isinstance(data, dict):
         c.add(path, getattr(data, "line", 1), f"expected a mapping at {where}, got {type(data).__name__}")
         return False
@@ -116,12 +116,13 @@ def _check_fields(c: _Collector, path: Path, data: Any, schema: dict, where: str
     return ok
 
 
-def _check_condition(c: _Collector, path: Path, cond: Any, where: str) -> None:
+def _check_condition(c: IssueCollector, path: Path, cond: Any, where: str) -> None:
     for message, line, crumb, help in conditions.validate(cond, where):
         c.add(path, line, message, help, crumb)
 
 
-def _load_yaml(c: _Collector, path: Path) -> Any:
+def load_yaml_file(c: IssueCollector, path: Path) -> Any:
+    """Parse one rule file; an unreadable or invalid file is recorded in ``c`` (with its line) and gives None."""
     try:
         return load_file(path)
     except YamlError as exc:
@@ -131,7 +132,7 @@ def _load_yaml(c: _Collector, path: Path) -> Any:
     return None
 
 
-def _id_ok(c: _Collector, path: Path, data: dict, stem_must_match: bool = True) -> bool:
+def _id_ok(c: IssueCollector, path: Path, data: dict, stem_must_match: bool = True) -> bool:
     ident = data.get("id")
     if not isinstance(ident, str):
         return False
@@ -145,9 +146,9 @@ def _id_ok(c: _Collector, path: Path, data: dict, stem_must_match: bool = True) 
     return True
 
 
-def _load_findings(c: _Collector, rs: RuleSet, directory: Path) -> None:
+def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
     for path in sorted((directory / "findings").glob("*.yaml")):
-        data = _load_yaml(c, path)
+        data = load_yaml_file(c, path)
         if data is None or not _check_fields(c, path, data, FINDING_FIELDS, "finding") or not _id_ok(c, path, data):
             continue
         if data["severity"] not in SEVERITIES:
@@ -165,9 +166,9 @@ def _load_findings(c: _Collector, rs: RuleSet, directory: Path) -> None:
         rs.sources[f"finding:{data['id']}"] = str(path)
 
 
-def _load_checks(c: _Collector, rs: RuleSet, directory: Path) -> None:
+def _load_checks(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
     for path in sorted((directory / "checks").glob("*.yaml")):
-        data = _load_yaml(c, path)
+        data = load_yaml_file(c, path)
         if data is None or not _check_fields(c, path, data, CHECK_FIELDS, "check") or not _id_ok(c, path, data):
             continue
         _check_condition(c, path, data["when"], "when")
@@ -179,9 +180,9 @@ def _load_checks(c: _Collector, rs: RuleSet, directory: Path) -> None:
         rs.sources[f"check:{data['id']}"] = str(path)
 
 
-def _load_trees(c: _Collector, rs: RuleSet, directory: Path) -> None:
+def _load_trees(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
     for path in sorted((directory / "trees").glob("*.yaml")):
-        data = _load_yaml(c, path)
+        data = load_yaml_file(c, path)
         if data is None or not _check_fields(c, path, data, TREE_FIELDS, "tree") or not _id_ok(c, path, data):
             continue
         nodes = data["nodes"]
@@ -224,9 +225,9 @@ CHECKLIST_ITEM_FIELDS = {
 }
 
 
-def _load_checklists(c: _Collector, rs: RuleSet, directory: Path) -> None:
+def _load_checklists(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
     for path in sorted((directory / "checklists").glob("*.yaml")):
-        data = _load_yaml(c, path)
+        data = load_yaml_file(c, path)
         schema = {"id": (_STR, True), "title": (_STR, True), "kind": (_STR, True), "doc": (_STR, False),
                   "groups": (_LIST, True)}
         if data is None or not _check_fields(c, path, data, schema, "checklist") or not _id_ok(c, path, data):
@@ -259,10 +260,10 @@ RATIONALIZATION_FIELDS = {
 }
 
 
-def _load_table(c: _Collector, path: Path, key: str, schema: dict) -> list[dict]:
+def _load_table(c: IssueCollector, path: Path, key: str, schema: dict) -> list[dict]:
     if not path.exists():
         return []
-    data = _load_yaml(c, path)
+    data = load_yaml_file(c, path)
     if data is None:
         return []
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
@@ -275,14 +276,14 @@ def _load_table(c: _Collector, path: Path, key: str, schema: dict) -> list[dict]
     return rows
 
 
-def _load_signatures(c: _Collector, rs: RuleSet, directory: Path) -> None:
+def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
     paths = sorted((directory / "signatures").glob("*.yaml"))
     if not paths:
         return
     from troubleshooter.logs.signatures import validate_signature_file
 
     for path in paths:
-        data = _load_yaml(c, path)
+        data = load_yaml_file(c, path)
         if data is None:
             continue
         for line, message, help, crumb in validate_signature_file(data):
@@ -294,7 +295,7 @@ def _load_signatures(c: _Collector, rs: RuleSet, directory: Path) -> None:
 
 def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> RuleSet:
     """Load the shipped base (or ``base``) then each overlay in ``extra_dirs``; raise on any problem."""
-    c = _Collector()
+    c = IssueCollector()
     rs = RuleSet()
     for directory in [Path(base) if base else rules_dir(), *map(Path, extra_dirs)]:
         if not directory.is_dir():
@@ -310,7 +311,7 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> Rul
         for row in _load_table(c, directory / "rationalizations.yaml", "rationalizations", RATIONALIZATION_FIELDS):
             rs.rationalizations[row["id"]] = row
         if (directory / "expectations.yaml").exists():
-            exp = _load_yaml(c, directory / "expectations.yaml")
+            exp = load_yaml_file(c, directory / "expectations.yaml")
             if isinstance(exp, dict):
                 rs.expectations.update(exp)
         _load_signatures(c, rs, directory)
@@ -320,7 +321,7 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> Rul
     return rs
 
 
-def _cross_check(c: _Collector, rs: RuleSet) -> None:
+def _cross_check(c: IssueCollector, rs: RuleSet) -> None:
     """References between files: finding ids, tree targets, reachability, probes are checked in rulecheck."""
     known = set(rs.findings)
 

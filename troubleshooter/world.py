@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from typing import Any, Callable
 
 _OBJECT_GROUP = None
 
@@ -42,6 +43,24 @@ def all_gather_json(value: Any) -> list[Any]:
     everyone = [torch.zeros(longest, dtype=torch.uint8) for _ in range(size)]
     dist.all_gather(everyone, mine, group=group)
     return [json.loads(bytes(t[:int(n.item())].tolist()).decode("utf-8")) for t, n in zip(everyone, lengths)]
+
+
+def device_sync(device: Any) -> Callable[[], None]:
+    """A call that waits for the work queued on ``device`` (CUDA); a no-op on the CPU."""
+    import torch
+
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+
+def timed_calls(call: Callable[[], Any], count: int, sync: Callable[[], None]) -> list[float]:
+    """Seconds of each of ``count`` runs of ``call``, each timed until ``sync`` returns."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        sync()
+        times.append(time.perf_counter() - started)
+    return times
 
 
 def choose_backend(requested: str, local_world_size: int) -> str:

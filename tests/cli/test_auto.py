@@ -226,3 +226,13 @@ def test_cancel_tears_the_world_down(plugins: Path) -> None:
     assert time.monotonic() - started < 15
     assert outcome.world_facts == {"world.teardown_reason": "cancelled by the user"}
     assert no_children_left()
+
+
+def test_scanned_dataloader_workers_reach_the_system_probe(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\nfrom torch.utils.data import DataLoader\n"
+                      "dist.init_process_group('gloo')\nloader = DataLoader(ds, num_workers=16)\n")
+    out = tmp_path / "r.json"
+    main(["--auto", "-q", "--probe", "system", "--script", str(script), "-o", str(out)])
+    [system] = read(out)["probes"]
+    assert system["facts"]["system.dataloader_workers"] == 16

@@ -107,3 +107,13 @@ def test_dump_files_are_found_by_prefix(tmp_path):
     for name in ("nccl_trace_rank_0", "nccl_trace_rank_12", "nccl_trace_rank_x", "other_1"):
         (tmp_path / name).write_bytes(b"")
     assert sorted(fr.find_dumps(str(tmp_path / "nccl_trace_rank_"))) == [0, 12]
+
+
+def test_dumps_older_than_the_job_are_ignored(tmp_path):
+    full = [_entry(1, "all_reduce"), _entry(2, "broadcast", state="scheduled")]
+    prefix = _write(tmp_path, {0: _dump(0, full, 1), 1: _dump(1, full[:1], 1), 2: _dump(2, full, 1)})
+    os.utime(tmp_path / "nccl_trace_rank_1", (1_000_000, 1_000_000))  # left over from an earlier job
+    facts, problems = fr.read_dumps(prefix, since=2_000_000)
+    assert not problems and facts["live.fr_dumps"] == 2
+    assert "live.fr_first_mismatch" not in facts
+    assert fr.read_dumps(prefix, since=4e9) == ({}, [])

@@ -153,3 +153,10 @@ def test_slow_model_factory_is_the_slow_startup_phase(tmp_path):
     assert any(d.startswith("model-load takes 2.") for d in details), details
     rank0 = next(p for p in report["probes"] if p["name"] == "startup" and p["rank"] == 0)
     assert [row["phase"] for row in rank0["details"]["table"]][:3] == ["init", "model-load", "to-device"]
+
+
+def test_scaling_runs_on_every_rank_and_rank_0_reports(tmp_path):
+    report, _ = run_cli(tmp_path, ["--probe", "scaling"], {}, timeout=240)
+    runs = {p["rank"]: p for p in report["probes"] if p["name"] == "scaling"}
+    assert set(runs) == {0, 1} and all(p["status"] in ("pass", "warn") for p in runs.values()), runs
+    assert "scaling.efficiency" in runs[0]["facts"] and runs[1]["facts"] == {}

@@ -50,7 +50,8 @@ def run_distributed(args: argparse.Namespace, rules: Any, registry: Any) -> int:
     from troubleshooter.distributed.exchange import Exchange, ExchangeError
     from troubleshooter.distributed.identity import derive
     from troubleshooter.distributed.merge import JobSession, build_session
-    from troubleshooter.distributed.rank import run_rank, supervision_bound
+    from troubleshooter.distributed.rank import run_rank
+    from troubleshooter.localworld import supervision_limit
 
     user_env = dict(os.environ)
     ident = derive(user_env, registry)
@@ -78,7 +79,7 @@ def run_distributed(args: argparse.Namespace, rules: Any, registry: Any) -> int:
         _own_results_only(session, payload, ident, exchange.error or "")
         return finish(session.report(), args)
     selected = registry.select(args.probe, args.skip)
-    bound = supervision_bound({p.id: float(args.timeout or p.timeout_s) for p in selected}, join_timeout)
+    bound = supervision_limit({p.id: float(args.timeout or p.timeout_s) for p in selected}, join_timeout)
     progress.say(f"collecting results from {ident.world_size} ranks")
     payloads, claims = exchange.collect(ident.world_size, join_deadline=started + join_timeout + 5,
                                         result_deadline=started + join_timeout + bound, have={0: payload})

@@ -47,11 +47,6 @@ def versions() -> dict[str, str]:
     return found
 
 
-def supervision_bound(timeouts: dict[str, float], join_timeout_s: float) -> float:
-    """Longest a supervised child may take (the same sum ``supervise`` enforces)."""
-    return join_timeout_s + 5 + sum(timeouts.values()) + 30
-
-
 def run_rank(ident: Identity, registry: Registry, args: argparse.Namespace, user_env: dict[str, str],
              options: dict[str, Any], join_timeout_s: float,
              on_result: Callable[[ProbeResult], None] | None = None) -> dict[str, Any]:

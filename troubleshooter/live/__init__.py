@@ -22,6 +22,7 @@ INFO_FACTS = (
     FactSpec("live.fr_ranks", "list", "Per rank: last collective entered and completed (flight recorder)"),
     FactSpec("live.fr_first_mismatch", "dict", "First collective sequence number at which the ranks' dumps disagree"),
     FactSpec("live.fr_pipes_triggered", "list", "Debug-info pipes written to make live ranks dump their flight recorder"),
+    FactSpec("live.fr_buffer_off", "bool", "The job's ranks run with the flight recorder buffer set to 0"),
     FactSpec("live.exit_code", "int", "Exit code of the launch command run under `troubleshoot run`"),
     FactSpec("live.stalled", "bool", "The job made no progress (no output, no CPU) for --stall seconds"),
     FactSpec("live.stall_s", "float", "The --stall threshold in seconds"),
@@ -35,7 +36,7 @@ def hit_finding_ids(rules: Any) -> list[str]:
     from troubleshooter.live.rules import live_rules_for
 
     ids = {pic.finding for pic in live_rules_for(rules).pictures}
-    ids |= {"collective-timeout", "collective-mismatch", "flight-recorder-disabled"}
+    ids |= {"collective-timeout", "collective-mismatch"}
     return sorted(i for i in ids if i in rules.findings)
 
 

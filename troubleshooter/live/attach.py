@@ -17,8 +17,6 @@ from troubleshooter.live.stacks import dump_all
 
 DUMP_TIMEOUT_S = 10.0
 FR_WAIT_S = 3.0
-HANG_FINDINGS = ("live.collective-timeout", "live.collective-mismatch", "live.uneven-last-batch",
-                 "live.mixed-sync-async-collectives")
 
 
 def _single_node(job: Job) -> bool:
@@ -47,18 +45,7 @@ def _flight_recorder(job: Job, started: float) -> tuple[dict[str, Any], bool]:
         deadline = time.monotonic() + FR_WAIT_S
         while time.monotonic() < deadline and len(fr.find_dumps(fr.dump_prefix(env))) < len(pipes):
             time.sleep(0.2)
-    prefix = fr.dump_prefix(env)
-    fresh = {rank: path for rank, path in fr.find_dumps(prefix).items() if path.stat().st_mtime >= started}
-    if fresh:
-        dumps = {}
-        for rank, path in fresh.items():
-            try:
-                dumps[rank] = fr.load_dump(path)
-            except fr.DumpError:
-                continue
-        if dumps:
-            facts.update(fr.analyse(dumps))
-            facts["live.fr_prefix"] = prefix
+    facts.update(fr.read_dumps(fr.dump_prefix(env), since=started)[0])
     buffer = env.get("TORCH_FR_BUFFER_SIZE", env.get("TORCH_NCCL_TRACE_BUFFER_SIZE"))
     return facts, buffer == "0"
 
@@ -81,11 +68,6 @@ def inspect_job(job: Job, live_rules: LiveRules, native: bool = False,
     for key, items in fr_facts.items():
         if _is_hit(key):
             hits.setdefault(key, []).extend(items)
-    hang = any(hits.get(k) for k in HANG_FINDINGS)
-    if hang and fr_off:
-        hits["live.flight-recorder-disabled"] = [{
-            "detail": "the ranks run with the flight recorder buffer at 0, so no dump can name the missing rank",
-            "rank": None, "source": "attach", "order": 1}]
     by_rank = {r.rank: r for r in job.ranks}
     facts: dict[str, Any] = {
         "live.launcher": job.launcher,
@@ -95,6 +77,7 @@ def inspect_job(job: Job, live_rules: LiveRules, native: bool = False,
         "live.groups": [g.to_dict() for g in groups],
         **{k: v for k, v in fr_facts.items() if not _is_hit(k)},
         **hits,
+        "live.fr_buffer_off": fr_off,  # rules/checks/flight-recorder-off-in-live-hang.yaml decides with it
     }
     if job.world_size:
         facts["live.world_size"] = job.world_size
@@ -131,7 +114,7 @@ def picture_text(stacks: dict[str, Any], max_frames: int = 12) -> str:
 def command(args: argparse.Namespace) -> int:
     """Entry point of ``troubleshoot attach``."""
     from troubleshooter.render import render_terminal
-    from troubleshooter.report import emit, exit_code, write_output
+    from troubleshooter.report import choose_format, emit, exit_code, write_output
     from troubleshooter.ruleset import load_rules
     from troubleshooter.session import Session
 
@@ -144,7 +127,7 @@ def command(args: argparse.Namespace) -> int:
     session.extra.update(extra)
     session.world = {"size": job.world_size, "backend": None, "launcher": job.launcher}
     doc = session.report()
-    if args.format == "json" or (args.format is None and args.output and args.output.endswith(".json")):
+    if choose_format(args.format, args.output, "text") == "json":
         emit(doc, "json", args.output)
     else:
         color = sys.stdout.isatty() and not args.output

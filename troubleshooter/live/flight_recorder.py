@@ -224,11 +224,16 @@ def _hits(first: dict[str, Any]) -> dict[str, list[dict]]:
         "source": "flight-recorder", "order": 0, "vars": {"seq": first["seq"]}}]}
 
 
-def read_dumps(prefix: str) -> tuple[dict[str, Any], list[str]]:
-    """Facts from the dumps at ``prefix`` (empty when none) and the files that could not be read."""
+def read_dumps(prefix: str, since: float | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Facts from the dumps at ``prefix`` (empty when none) and the files that could not be read.
+
+    ``since`` (a wall-clock time) skips older dumps: those of an earlier job with the same prefix.
+    """
     dumps: dict[int, dict] = {}
     problems: list[str] = []
     for rank, path in sorted(find_dumps(prefix).items()):
+        if since is not None and path.stat().st_mtime < since:
+            continue
         try:
             dumps[rank] = load_dump(path)
         except DumpError as exc:

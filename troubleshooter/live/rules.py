@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from troubleshooter.errors import RuleFileError, RuleIssue
-from troubleshooter.yamlspan import SpanDict, YamlError, load_file
+from troubleshooter.errors import RuleFileError
+from troubleshooter.ruleset import IssueCollector
+from troubleshooter.ruleset import load_yaml_file
+from troubleshooter.yamlspan import SpanDict
 
 ACTIVITY_KINDS = ("collective", "backward", "wait", "dataloader", "io", "teardown")
 PICTURE_KINDS = (*ACTIVITY_KINDS, "compute", "idle", "exited")
@@ -64,15 +66,7 @@ class LiveRules:
     pictures: list[Picture] = field(default_factory=list)
 
 
-class _Issues:
-    def __init__(self) -> None:
-        self.items: list[RuleIssue] = []
-
-    def add(self, path: Path, line: int | None, message: str, help: str = "") -> None:
-        self.items.append(RuleIssue(str(path), line, message, help))
-
-
-def _regex(issues: _Issues, path: Path, entry: SpanDict, key: str) -> re.Pattern | None:
+def _regex(issues: IssueCollector, path: Path, entry: SpanDict, key: str) -> re.Pattern | None:
     value = entry.get(key)
     if value is None:
         return None
@@ -83,7 +77,7 @@ def _regex(issues: _Issues, path: Path, entry: SpanDict, key: str) -> re.Pattern
         return None
 
 
-def _entries(issues: _Issues, path: Path, data: Any, key: str) -> list[SpanDict]:
+def _entries(issues: IssueCollector, path: Path, data: Any, key: str) -> list[SpanDict]:
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         issues.add(path, getattr(data, "line", 1) or 1, f"expected a mapping with a `{key}:` list")
         return []
@@ -96,14 +90,14 @@ def _entries(issues: _Issues, path: Path, data: Any, key: str) -> list[SpanDict]
     return good
 
 
-def _require(issues: _Issues, path: Path, entry: SpanDict, keys: Iterable[str]) -> bool:
+def _require(issues: IssueCollector, path: Path, entry: SpanDict, keys: Iterable[str]) -> bool:
     missing = [k for k in keys if k not in entry]
     for k in missing:
         issues.add(path, entry.line, f"missing field `{k}`")
     return not missing
 
 
-def _launchers(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
+def _launchers(issues: IssueCollector, path: Path, data: Any, out: LiveRules) -> None:
     for entry in _entries(issues, path, data, "launchers"):
         if _require(issues, path, entry, ("id", "match")):
             rx = _regex(issues, path, entry, "match")
@@ -121,7 +115,7 @@ def _launchers(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
                     out.rank_env[key] = list(names) + [n for n in out.rank_env.get(key, []) if n not in names]
 
 
-def _activities(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
+def _activities(issues: IssueCollector, path: Path, data: Any, out: LiveRules) -> None:
     for entry in _entries(issues, path, data, "activities"):
         if not _require(issues, path, entry, ("kind", "label")):
             continue
@@ -137,7 +131,7 @@ def _activities(issues: _Issues, path: Path, data: Any, out: LiveRules) -> None:
                                        f"{path}:{entry.line}"))
 
 
-def _kinds(issues: _Issues, path: Path, entry: SpanDict, key: str) -> tuple[str, ...]:
+def _kinds(issues: IssueCollector, path: Path, entry: SpanDict, key: str) -> tuple[str, ...]:
     kinds = entry.get(key)
     if not isinstance(kinds, list) or not kinds or any(k not in PICTURE_KINDS for k in kinds):
         issues.add(path, entry.line_of(key), f"`{key}` must be a list of kinds", f"kinds: {', '.join(PICTURE_KINDS)}")
@@ -145,7 +139,7 @@ def _kinds(issues: _Issues, path: Path, entry: SpanDict, key: str) -> tuple[str,
     return tuple(kinds)
 
 
-def _pictures(issues: _Issues, path: Path, data: Any, out: LiveRules, finding_ids: set[str]) -> None:
+def _pictures(issues: IssueCollector, path: Path, data: Any, out: LiveRules, finding_ids: set[str]) -> None:
     for entry in _entries(issues, path, data, "pictures"):
         if not _require(issues, path, entry, ("id", "finding", "waiting", "odd", "relation", "detail")):
             continue
@@ -165,25 +159,22 @@ def _pictures(issues: _Issues, path: Path, data: Any, out: LiveRules, finding_id
 
 def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> LiveRules:
     """Read ``live/*.yaml`` from each rules directory (overlays first in priority); raise on any problem."""
-    issues = _Issues()
+    issues = IssueCollector()
     out = LiveRules()
     known = set(finding_ids)
+    loaders = (("launchers.yaml", _launchers), ("frames.yaml", _activities),
+               ("pictures.yaml", lambda *args: _pictures(*args, known)))
     for directory in reversed([Path(d) for d in dirs]):
-        for name, loader in (("launchers.yaml", _launchers), ("frames.yaml", _activities), ("pictures.yaml", _pictures)):
+        for name, loader in loaders:
             path = directory / "live" / name
             if not path.exists():
                 continue
-            try:
-                data = load_file(path)
-            except (YamlError, OSError) as exc:
-                issues.add(path, getattr(exc, "line", None), getattr(exc, "message", str(exc)))
-                continue
-            if loader is _pictures:
-                _pictures(issues, path, data, out, known)
-            else:
+            unreadable = len(issues.issues)
+            data = load_yaml_file(issues, path)
+            if len(issues.issues) == unreadable:  # an empty file still gets "expected a mapping"
                 loader(issues, path, data, out)
-    if issues.items:
-        raise RuleFileError(issues.items)
+    if issues.issues:
+        raise RuleFileError(issues.issues)
     return out
 
 

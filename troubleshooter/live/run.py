@@ -197,9 +197,9 @@ class Watcher:
             except PermissionError:
                 raise UsageError(f"not executable: {self.launch[0]}") from None
             pgid = proc.pid
-            tees = [_Tee(proc.stdout, sys.stdout.buffer, log, threading.Lock(), self._feed, self._touch),
-                    _Tee(proc.stderr, sys.stderr.buffer, log, threading.Lock(), self._feed, self._touch)]
-            tees[1].lock = tees[0].lock  # one lock: stdout and stderr chunks never interleave inside the log
+            log_lock = threading.Lock()  # one lock: stdout and stderr chunks never interleave inside the log
+            tees = [_Tee(proc.stdout, sys.stdout.buffer, log, log_lock, self._feed, self._touch),
+                    _Tee(proc.stderr, sys.stderr.buffer, log, log_lock, self._feed, self._touch)]
             for tee in tees:
                 tee.thread.start()
             previous = signal.getsignal(signal.SIGINT)
@@ -337,10 +337,7 @@ def command(args: argparse.Namespace) -> int:
                                  "live.stall_s": float(args.stall), "live.interrupted": outcome.interrupted,
                                  "live.duration_s": round(outcome.duration_s, 3)}
     if not outcome.attach_facts:
-        dumps = {r: p for r, p in fr.find_dumps(fr_prefix).items() if p.stat().st_mtime >= started_wall}
-        if dumps:
-            fr_facts, _problems = fr.read_dumps(fr_prefix)
-            run_facts.update(fr_facts)
+        run_facts.update(fr.read_dumps(fr_prefix, since=started_wall)[0])
     session.add_facts({k: v for k, v in run_facts.items() if v is not None}, "run")
     session.extra.update(outcome.attach_extra)
     session.extra["run"] = {

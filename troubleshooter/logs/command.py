@@ -7,7 +7,6 @@ warning or worse, 1 such findings, 2 an unreadable log or invalid rules.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -46,11 +45,10 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
 
 def command(args) -> int:
     """Analyse the logs, evaluate the hits with the rules engine, write text or JSON; return the exit code."""
-    from troubleshooter.engine import Observations, evaluate
-    from troubleshooter.facts import Facts
     from troubleshooter.logs.analyzer import analyze_paths
-    from troubleshooter.report import build_report, choose_format, exit_code, write_output
+    from troubleshooter.report import choose_format, emit, exit_code, write_output
     from troubleshooter.ruleset import load_rules
+    from troubleshooter.session import Session
 
     rules = load_rules(list(getattr(args, "rules", None) or []))
     paths = list(args.paths)
@@ -60,15 +58,12 @@ def command(args) -> int:
         result = analyze_paths(paths, rules)
     except OSError as exc:
         raise UsageError(f"cannot read log {exc}") from None
-    facts = {"run.mode": "logs", **result.facts}
-    obs = Observations(Facts.from_dict(facts, "logs"))
-    findings = evaluate(rules, obs)
-    doc = build_report("logs", findings, obs=obs)
-    fmt = choose_format(args.format, args.output, "text")
-    if fmt == "json":
-        text = json.dumps(doc, indent=2, default=str) + "\n"
+    session = Session(rules, "logs")
+    session.add_facts(result.facts, "logs")
+    doc = session.report()
+    if choose_format(args.format, args.output, "text") == "json":
+        emit(doc, "json", args.output)
     else:
         color = not args.output and sys.stdout.isatty()
-        text = render_text(doc, facts, color)
-    write_output(text, args.output)
+        write_output(render_text(doc, result.facts, color), args.output)
     return exit_code(doc)

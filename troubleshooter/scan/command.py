@@ -6,7 +6,6 @@ Exit codes: 0 no finding of severity warning or worse, 1 such findings, 2 an unr
 
 from __future__ import annotations
 
-import json
 import sys
 
 from troubleshooter.scan import scan_paths
@@ -33,7 +32,8 @@ def command(args) -> int:
     if fmt == "sarif":
         text = render_sarif(doc, rules.findings)
     elif fmt == "json":
-        text = json.dumps(doc, indent=2, default=str) + "\n"
+        from troubleshooter.render import render
+        text = render(doc, "json")
     else:
         text = render_text(doc, result.unreadable)
     write_output(text, args.output)

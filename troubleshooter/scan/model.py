@@ -17,7 +17,6 @@ from typing import Iterable, Iterator
 from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
-_DIST_FLAG_WORDS = ("distributed", "ddp", "world_size", "is_initialized", "multi_gpu", "multigpu", "n_gpu", "ngpu")
 
 
 def dotted(node: ast.AST | None) -> str | None:
@@ -288,7 +287,7 @@ class ModuleIndex:
     def _if(self, stmt: ast.If, ctx: Ctx) -> Ctx:
         self._expr(stmt.test, ctx)
         sides = self.classify(stmt.test)
-        dist = ctx.dist_branch or _mentions(stmt.test, _DIST_FLAG_WORDS) or (
+        dist = ctx.dist_branch or _mentions(stmt.test, self.P.distributed_flag_words) or (
             sides is None and self.mentions_rank(stmt.test))
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
@@ -458,7 +457,7 @@ def _terminal(body: list[ast.stmt]) -> bool:
         and last(dotted(body[-1].value.func)) in ("exit", "_exit"))
 
 
-def _mentions(node: ast.AST, words: tuple[str, ...]) -> bool:
+def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
     for sub in ast.walk(node):
         text = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
         if text and any(w in text.lower() for w in words):

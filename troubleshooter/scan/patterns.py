@@ -25,7 +25,8 @@ KEYS = (
     "checkpoint_writers", "print_silencers", "nccl_tuning_vars", "parametric_layers", "batchnorm_layers",
     "sync_batchnorm", "loss_modules_with_weight", "loss_weight_kwargs", "cpu_tensor_factories",
     "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
-    "dtype_names", "cpu_count_calls", *REGEX_KEYS,
+    "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
+    "local_rank_names", "distributed_flag_words", *REGEX_KEYS,
 )
 
 

@@ -158,13 +158,8 @@ class TroubleshooterApp(App[int]):
             if not worker.is_cancelled:
                 self.post_message(ProbeProgress(text))
 
-        def on_result(result: Any) -> None:
-            rank = f" rank {result.rank}" if result.rank is not None else ""
-            say(f"{result.probe}{rank}: {result.status} ({result.duration_s * 1000:.0f} ms)"
-                + (f": {result.message}" if result.status != "ok" and result.message else ""))
-
         if purpose == "auto":
-            batch = run_all_checks(self.rules, self.registry, self.args, say, on_result, cancel)
+            batch = run_all_checks(self.rules, self.registry, self.args, say, cancel)
         else:
             batch = run_probes(self.registry, probe_ids, self.args, facts, say, cancel)
         if not worker.is_cancelled:

@@ -94,20 +94,17 @@ def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Name
 
 
 def run_all_checks(rules: RuleSet, registry: Registry, args: argparse.Namespace, say: Say,
-                   on_result: Callable[[ProbeResult], None], cancel: threading.Event | None = None) -> ProbeBatch:
-    """The ``--auto`` path (every default probe), with progress lines and each result as it lands."""
-    from troubleshooter.auto import run_local
+                   cancel: threading.Event | None = None) -> ProbeBatch:
+    """The ``--auto`` path (every default probe), with the CLI's progress lines (one per result as it lands)."""
+    from troubleshooter.auto import Progress, run_local
     from troubleshooter.session import Session
 
-    class _Progress:
+    class _Progress(Progress):  # the CLI's lines, posted to the TUI instead of printed on stderr
         def say(self, text: str) -> None:
             say(text)
 
-        def result(self, result: ProbeResult) -> None:
-            on_result(result)
-
     scratch = Session(rules, "tui")
-    run_local(scratch, registry, args, _Progress(), cancel)
+    run_local(scratch, registry, args, _Progress(True), cancel)
     return ProbeBatch(list(scratch.results), dict(scratch.world_facts), dict(scratch.world))
 
 

@@ -72,9 +72,20 @@ def truthy_literal(node: ast.AST | None) -> bool:
 def local_rank_name(m: ModuleIndex) -> str | None:
     """How the script spells its local rank (``local_rank``, ``args.local_rank``), if it has one."""
     for name in sorted(m.loaded, key=lambda n: (-m.loaded[n], n)):
-        if last(name) in ("local_rank", "LOCAL_RANK", "gpu_id", "local_process_index"):
+        if last(name) in m.P.local_rank_names:
             return name
     for name in m.bindings:
-        if last(name) in ("local_rank", "gpu_id"):
+        if last(name) in m.P.local_rank_names:
             return name
     return None
+
+
+def collective_names(m: ModuleIndex) -> set[str]:
+    """Qualified names of the collectives (``torch.distributed.all_reduce`` and its c10d spelling)."""
+    return {f"{module}.{c}" for c in m.P.collectives
+            for module in ("torch.distributed", "torch.distributed.distributed_c10d")}
+
+
+def contains(outer: ast.AST, inner: ast.AST) -> bool:
+    """True when node ``inner`` is ``outer`` or lies lexically inside it."""
+    return any(node is inner for node in ast.walk(outer))

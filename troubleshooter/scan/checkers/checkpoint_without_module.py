@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import wrapper_names
+from troubleshooter.scan.checkers._common import contains, wrapper_names
 from troubleshooter.scan.model import dotted
 
 
@@ -35,7 +35,7 @@ class CheckpointWithoutModuleChecker(Checker):
 
     @staticmethod
     def _in_conditional_expr(m, site) -> bool:
-        return any(isinstance(node, ast.IfExp) and any(sub is site.node for sub in ast.walk(node))
+        return any(isinstance(node, ast.IfExp) and contains(node, site.node)
                    for node in ast.walk(m.tree))
 
     @staticmethod
@@ -50,7 +50,7 @@ class CheckpointWithoutModuleChecker(Checker):
                 binding = m.binding(name, save.line, save.ctx.func) if name else None
                 if binding is not None:
                     roots.append(binding.value)
-            if any(node is site.node for root in roots for node in ast.walk(root)):
+            if any(contains(root, site.node) for root in roots):
                 return True
         return False
 

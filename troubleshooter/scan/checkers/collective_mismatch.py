@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import collective_names
 from troubleshooter.scan.model import NONZERO, RANK0
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
@@ -14,8 +15,7 @@ class CollectiveMismatchChecker(Checker):
     id = "collective-mismatch"
 
     def check(self, m):
-        names = {f"torch.distributed.{c}" for c in m.P.collectives}
-        names |= {f"torch.distributed.distributed_c10d.{c}" for c in m.P.collectives}
+        names = collective_names(m)
         runs = self._functions_with_collectives(m, names)
         candidates = []
         for site in m.calls:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import wrapper_names
+from troubleshooter.scan.checkers._common import contains, wrapper_names
 from troubleshooter.scan.model import dotted, last
 
 
@@ -26,7 +26,7 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if not backward:
                 continue
             gate = self._accum_gate(m, loop.node)
-            if gate is None or any(_inside(gate, b.node) for b in backward):
+            if gate is None or any(contains(gate, b.node) for b in backward):
                 continue
             steps = self._accum_name(gate.test)
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step only when {ast.unparse(gate.test)}) "
@@ -53,10 +53,6 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if text and "accum" in text.lower():
                 return text
         return None
-
-
-def _inside(outer: ast.AST, inner: ast.AST) -> bool:
-    return any(node is inner for node in ast.walk(outer))
 
 
 CHECKER = GradAccumWithoutNoSyncChecker()

@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import ddp_wraps, local_rank_name
-from troubleshooter.scan.model import const, source
+from troubleshooter.scan.model import RANK0, const, source
 
 
 class HardcodedCuda0Checker(Checker):
@@ -28,7 +28,7 @@ class HardcodedCuda0Checker(Checker):
     @staticmethod
     def _skip(ctx) -> bool:
         """Code that runs on one rank only, or only without distributed training, may use GPU 0."""
-        return ctx.dist_branch or any(entry[1] == "rank0" for entry in ctx.sides) or bool(ctx.func and ctx.func.rank0)
+        return ctx.dist_branch or any(entry[1] == RANK0 for entry in ctx.sides) or bool(ctx.func and ctx.func.rank0)
 
     def _candidates(self, m):
         wraps = {id(w.node) for w in ddp_wraps(m)}

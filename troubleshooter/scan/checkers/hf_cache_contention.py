@@ -33,7 +33,7 @@ class HfCacheContentionChecker(Checker):
 
     @staticmethod
     def _barrier_before(m, site) -> bool:
-        return any(s.method in ("barrier", "wait_for_everyone") and s.rank_conditional and s.line < site.line
+        return any(s.method in m.P.barrier_methods and s.rank_conditional and s.line < site.line
                    and s.ctx.func is site.ctx.func for s in m.calls)
 
 

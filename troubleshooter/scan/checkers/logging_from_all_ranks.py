@@ -15,7 +15,7 @@ class LoggingFromAllRanksChecker(Checker):
         P = m.P
         silenced = bool(m.calls_to(P.print_silencers)) or any(
             last(name) == "print" and name != "print" for name in m.bindings)
-        levels_by_rank = any(s.method in ("setLevel", "basicConfig", "disable", "remove", "add")
+        levels_by_rank = any(s.method in P.log_level_setters
                              and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
         loggers = self._loggers(m)
         for site in m.calls:
@@ -45,7 +45,7 @@ class LoggingFromAllRanksChecker(Checker):
         for target, bindings in m.bindings.items():
             for b in bindings:
                 made = m.site_of(b.value) if hasattr(b.value, "func") else None
-                if made is not None and made.method in ("getLogger", "get_logger"):
+                if made is not None and made.method in m.P.logger_factories:
                     names.add(target)
         return names
 

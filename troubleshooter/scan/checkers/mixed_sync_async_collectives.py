@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import collective_names
 from troubleshooter.scan.model import const, source
 
 
@@ -12,7 +13,7 @@ class MixedSyncAsyncCollectivesChecker(Checker):
     id = "mixed-sync-async-collectives"
 
     def check(self, m):
-        names = {f"torch.distributed.{c}" for c in m.P.collectives}
+        names = collective_names(m)
         for site in m.calls:
             if site.name not in names or const(site.kw("async_op")) is not True:
                 continue

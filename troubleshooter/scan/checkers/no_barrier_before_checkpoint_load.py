@@ -8,6 +8,8 @@ from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.model import source
 
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.JoinedStr)
+# Rank 0 broadcasting after its save also makes the others wait for it.
+_BROADCASTS = ("broadcast", "broadcast_object_list")
 
 
 class NoBarrierBeforeCheckpointLoadChecker(Checker):
@@ -36,13 +38,12 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
 
     @staticmethod
     def _synced_between(m, save, load) -> bool:
+        barriers = m.P.barrier_methods
         barrier_funcs = {name for name, infos in m.functions.items()
-                         if any(s.method in ("barrier", "monitored_barrier", "wait_for_everyone")
-                                for info in infos for s in m.sites_in(info.node))}
+                         if any(s.method in barriers for info in infos for s in m.sites_in(info.node))}
         for site in m.calls:
             if save.line < site.line < load.line and (
-                    site.method in ("barrier", "monitored_barrier", "wait_for_everyone", "broadcast",
-                                    "broadcast_object_list") or site.method in barrier_funcs):
+                    site.method in barriers or site.method in _BROADCASTS or site.method in barrier_funcs):
                 return True
         return False
 
