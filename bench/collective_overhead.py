@@ -41,8 +41,8 @@ def bare_busbw() -> float:
 
 def probe_busbw() -> float:
     """busbw (GB/s) at 16 MiB reported by the collective probe, run through the probe contract."""
-    from troubleshooter.probe import ProbeContext, run_probe
-    from troubleshooter.registry import Registry
+    from troubleshooter.core.probe import ProbeContext, run_probe
+    from troubleshooter.core.registry import Registry
 
     probe = Registry.load(entry_points=False).get("collective")()
     result = run_probe(probe, ProbeContext(env=dict(os.environ), rank=int(os.environ["RANK"]), world_size=2,

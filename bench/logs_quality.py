@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from troubleshooter.logs import analyze_paths
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "logs" / "corpus"
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from troubleshooter.logs import analyze_paths
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 ERRORS = [
     "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {r} has a total capacity of 79.15 GiB of which 1.12 GiB is free.",

@@ -16,8 +16,8 @@ import socket
 import sys
 import time
 
-from troubleshooter.probe import ProbeContext, run_probe
-from troubleshooter.registry import Registry
+from troubleshooter.core.probe import ProbeContext, run_probe
+from troubleshooter.core.registry import Registry
 
 PROBES = ("launcher", "system", "tools", "hardware", "network")
 TARGET_S = 1.0

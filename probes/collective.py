@@ -14,8 +14,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 
 KIB, MIB = 1024, 1024 * 1024
 # (bytes, warm-up iterations, timed iterations): CPU sizes stop at 16 MiB to keep the probe near a second.
@@ -38,7 +38,7 @@ def time_allreduce(tensor: Any, warmup: int, iters: int, sync: Any) -> list[floa
     """Seconds of each timed all_reduce of ``tensor`` after ``warmup`` untimed ones (``sync`` waits for the device)."""
     import torch.distributed as dist
 
-    from troubleshooter.world import timed_calls
+    from troubleshooter.run.in_rank import timed_calls
 
     for _ in range(warmup):
         dist.all_reduce(tensor)
@@ -50,7 +50,7 @@ def load_expectations(options: dict) -> dict:
     """rules/expectations.yaml (and --rules overlays), read with a safe loader; {} when absent."""
     import yaml
 
-    from troubleshooter.paths import rules_dir
+    from troubleshooter.core.paths import rules_dir
 
     merged: dict = {}
     for directory in [rules_dir(), *map(Path, options.get("rules") or [])]:
@@ -104,7 +104,7 @@ class CollectiveProbe(Probe):
         import torch
         import torch.distributed as dist
 
-        from troubleshooter.world import all_gather_json, device_sync, object_group
+        from troubleshooter.run.in_rank import all_gather_json, device_sync, object_group
 
         if not dist.is_initialized():
             return self.skip("no process group")

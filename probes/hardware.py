@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 LOCAL_RANK_VARS = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
                    "SLURM_LOCALID")

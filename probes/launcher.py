@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import RANK, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import RANK, Probe, ProbeContext, ProbeResult
 
 TORCH_ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 

@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 RESOLVE_TIMEOUT_S = 3.0
 CONNECT_TIMEOUT_S = 2.0

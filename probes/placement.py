@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 
 
 def same_device(a: Any, b: Any) -> bool:
@@ -91,15 +91,15 @@ class PlacementProbe(Probe):
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        from troubleshooter import hooks
-        from troubleshooter.world import all_gather_json
+        from troubleshooter.run import user_code
+        from troubleshooter.run.in_rank import all_gather_json
 
         if not dist.is_initialized():
             return self.skip("no process group")
         device = torch.device(ctx.device or "cpu")
         facts: dict[str, Any] = {"placement.expected_device": str(device)}
         ctx.phase("build-model")
-        loaded = hooks.load_model(ctx.options)
+        loaded = user_code.load_model(ctx.options)
         model = loaded.module
         facts["placement.model_source"] = loaded.source
         facts["placement.factory_devices"] = sorted({str(t.device) for t in [*model.parameters(), *model.buffers()]})
@@ -131,11 +131,11 @@ class PlacementProbe(Probe):
 
         ctx.phase("forward")
         try:
-            batch = hooks.make_batch(model, ctx.options, device)
+            batch = user_code.make_batch(model, ctx.options, device)
             facts["placement.input_devices"] = sorted(set(tensor_devices((batch.args, batch.kwargs))))
             module = target.module if isinstance(target, DDP) else target
             with torch.no_grad():  # a DDP forward without backward would leave a pending reduction
-                loss = hooks.loss_of(module(*batch.args, **batch.kwargs))
+                loss = user_code.loss_of(module(*batch.args, **batch.kwargs))
             facts["placement.loss_device"] = str(loss.device)
         except Exception as exc:
             facts["placement.forward_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]

@@ -13,8 +13,8 @@ import math
 import statistics
 from typing import Any
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 
 WARMUP, STEPS = 2, 6
 GROWTH = (1, 2, 4)
@@ -65,8 +65,8 @@ class ScalingProbe(Probe):
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        from troubleshooter import hooks
-        from troubleshooter.world import device_sync, timed_calls
+        from troubleshooter.run import user_code
+        from troubleshooter.run.in_rank import device_sync, timed_calls
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -74,15 +74,15 @@ class ScalingProbe(Probe):
         device = torch.device(ctx.device or "cpu")
         sync = device_sync(device)
         ids = [device.index] if device.type == "cuda" else None
-        model = hooks.load_model(ctx.options).module.to(device)
-        batch = hooks.make_batch(model, ctx.options, device)
+        model = user_code.load_model(ctx.options).module.to(device)
+        batch = user_code.make_batch(model, ctx.options, device)
 
         def p50(ddp: Any, args: tuple, kwargs: dict) -> float:
             optimizer = torch.optim.SGD(ddp.parameters(), lr=1e-6)
 
             def step() -> None:
                 optimizer.zero_grad(set_to_none=True)
-                hooks.loss_of(ddp(*args, **kwargs)).backward()
+                user_code.loss_of(ddp(*args, **kwargs)).backward()
                 optimizer.step()
             return statistics.median(timed_calls(step, WARMUP + STEPS, sync)[WARMUP:])
 

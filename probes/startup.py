@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 
 PHASES = ("init", "model-load", "data-load", "to-device", "ddp-import", "ddp-wrap", "first-step")
 # The first DDP() imports torch._dynamo (seconds on a small CPU); every DDP job pays it and cannot
@@ -79,8 +79,8 @@ class StartupProbe(Probe):
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        from troubleshooter import hooks
-        from troubleshooter.world import all_gather_json
+        from troubleshooter.run import user_code
+        from troubleshooter.run.in_rank import all_gather_json
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -105,13 +105,13 @@ class StartupProbe(Probe):
             return True
 
         def load_model() -> None:
-            state["loaded"] = hooks.load_model(ctx.options)
+            state["loaded"] = user_code.load_model(ctx.options)
 
         ok = timed("model-load", load_model)
         if ok:  # a cached factory result keeps the time of the real load
             phases["model-load"] = state["loaded"].load_s
         if ok and ctx.options.get("data"):
-            ok = timed("data-load", lambda: state.update(data=hooks.load_data(ctx.options)))
+            ok = timed("data-load", lambda: state.update(data=user_code.load_data(ctx.options)))
         ok = ok and timed("to-device", lambda: state.update(model=state["loaded"].module.to(device)))
 
         ctx.phase("barrier")
@@ -123,8 +123,8 @@ class StartupProbe(Probe):
             ids = [device.index] if device.type == "cuda" else None
             if timed("ddp-wrap", lambda: state.update(ddp=DDP(state["model"], device_ids=ids))):
                 def first_step() -> None:
-                    batch = hooks.make_batch(state["model"], ctx.options, device, state.get("data"))
-                    hooks.step(state["ddp"], batch)
+                    batch = user_code.make_batch(state["model"], ctx.options, device, state.get("data"))
+                    user_code.step(state["ddp"], batch)
                 timed("first-step", first_step)
 
         ctx.phase("gather")
@@ -147,7 +147,7 @@ class StartupProbe(Probe):
             facts["startup.behind_s"] = local - median
             if median > 0:
                 facts["startup.behind_ratio"] = local / median
-        spec_hits = hooks.hf_calls(ctx.options.get("model")) + hooks.hf_calls(ctx.options.get("data"))
+        spec_hits = user_code.hf_calls(ctx.options.get("model")) + user_code.hf_calls(ctx.options.get("data"))
         facts["startup.hf_calls"] = spec_hits
         if spec_hits:
             facts["startup.hf_cache_locks"] = count_lock_files(hf_cache_dirs(dict(ctx.env)))

@@ -6,8 +6,8 @@ import os
 import resource
 from pathlib import Path
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 SHM_PATH = "/dev/shm"
 # Variables a launcher sets with the number of ranks on this node, most specific first.

@@ -12,11 +12,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
+from typing import Mapping
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 # tool -> (version command after the binary, or None: read the version of this Python package)
 TOOLS: dict[str, tuple[list[str] | None, str | None]] = {
@@ -70,6 +72,17 @@ def read_hostfile(path: str) -> tuple[int, list[str]]:
     return hosts, bad
 
 
+
+def tool_search_path(env: Mapping[str, str]) -> str:
+    """PATH, then the running interpreter's own directory.
+
+    A virtual environment's ``torchrun``/``deepspeed`` sit beside its ``python``; run as
+    ``.venv/bin/troubleshoot`` without activating the venv, they are not on PATH but are exactly
+    what the job would use. ``sys.executable`` is not resolved: a venv's python is a symlink.
+    """
+    beside = os.path.dirname(sys.executable)
+    return os.pathsep.join(p for p in (env.get("PATH", os.defpath), beside) if p)
+
 class ToolsProbe(Probe):
     """Finds torchrun, mpirun, srun, deepspeed, pdsh, ninja, nvidia-smi and a C compiler, and reads the hostfile."""
 
@@ -95,9 +108,9 @@ class ToolsProbe(Probe):
     )
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        """Look tools up on ctx.env's PATH and read versions in parallel."""
+        """Look tools up on ctx.env's PATH (and beside the interpreter) and read versions in parallel."""
         env = ctx.env
-        search_path = env.get("PATH", os.defpath)
+        search_path = tool_search_path(env)
         paths = {name: shutil.which(name, path=search_path) for name in TOOLS}
         found = {name: p for name, p in paths.items() if p}
         versions: dict[str, str] = {}

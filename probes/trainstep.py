@@ -15,8 +15,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import WORLD, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 
 WARMUP, STEPS, PROFILED, ACCUM_CYCLES, DEFAULT_ACCUM = 2, 8, 2, 2, 3
 STEP_MARK = "troubleshoot.step"
@@ -136,8 +136,8 @@ class TrainStepProbe(Probe):
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        from troubleshooter import hooks
-        from troubleshooter.world import all_gather_json, device_sync, timed_calls
+        from troubleshooter.run import user_code
+        from troubleshooter.run.in_rank import all_gather_json, device_sync, timed_calls
 
         if not dist.is_initialized():
             return self.skip("no process group")
@@ -147,9 +147,9 @@ class TrainStepProbe(Probe):
         sync = device_sync(device)
         ctx.phase("build")
         try:
-            loaded = hooks.load_model(ctx.options)
+            loaded = user_code.load_model(ctx.options)
             model = loaded.module.to(device)
-            batch = hooks.make_batch(model, ctx.options, device)
+            batch = user_code.make_batch(model, ctx.options, device)
             ok = True
         except Exception as exc:  # every rank must agree before the DDP wrap (a collective)
             error, ok = f"{type(exc).__name__}: {exc}".splitlines()[0][:300], False
@@ -162,7 +162,7 @@ class TrainStepProbe(Probe):
 
         def train_step() -> None:
             optimizer.zero_grad(set_to_none=True)
-            hooks.step(ddp, batch)
+            user_code.step(ddp, batch)
             optimizer.step()
 
         def local_step() -> None:
@@ -241,11 +241,11 @@ class TrainStepProbe(Probe):
         """One accumulation cycle of ``micro`` micro-steps; with ``use_no_sync`` only the last one all-reduces."""
         import contextlib
 
-        from troubleshooter import hooks
+        from troubleshooter.run import user_code
 
         optimizer.zero_grad(set_to_none=True)
         for i in range(micro):
             skip = use_no_sync and i < micro - 1
             with ddp.no_sync() if skip else contextlib.nullcontext():
-                hooks.step(ddp, batch)
+                user_code.step(ddp, batch)
         optimizer.step()

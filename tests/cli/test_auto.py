@@ -18,8 +18,8 @@ from troubleshooter.cli import main
 
 PLUGINS = textwrap.dedent('''
     import os, time
-    from troubleshooter.facts import FactSpec
-    from troubleshooter.probe import NODE, WORLD, Probe
+    from troubleshooter.core.facts import FactSpec
+    from troubleshooter.core.probe import NODE, WORLD, Probe
 
     class Crashes(Probe):
         """Raises, to show a crash stays contained."""
@@ -185,7 +185,7 @@ def test_bad_input_exit_2(argv: list[str], message: str, capsys) -> None:
 
 
 def test_internal_error_exit_3_without_traceback(monkeypatch, capsys) -> None:
-    import troubleshooter.commands as commands
+    import troubleshooter.cli.commands as commands
 
     def explode(args):
         raise ZeroDivisionError("division by zero")
@@ -198,8 +198,8 @@ def test_internal_error_exit_3_without_traceback(monkeypatch, capsys) -> None:
 def test_cancel_kills_a_running_node_probe_at_once(plugins: Path) -> None:
     import threading
 
-    from troubleshooter.registry import Registry
-    from troubleshooter.runner import run_isolated
+    from troubleshooter.core.registry import Registry
+    from troubleshooter.run.node_runner import run_isolated
 
     probe = Registry.load([plugins / "probes"]).get("sleeps")
     cancel = threading.Event()
@@ -215,8 +215,8 @@ def test_cancel_kills_a_running_node_probe_at_once(plugins: Path) -> None:
 def test_cancel_tears_the_world_down(plugins: Path) -> None:
     import threading
 
-    from troubleshooter.localworld import run_world
-    from troubleshooter.registry import Registry
+    from troubleshooter.run.local_world import run_world
+    from troubleshooter.core.registry import Registry
 
     probe = Registry.load([plugins / "probes"]).get("lags")
     cancel = threading.Event()

@@ -31,7 +31,7 @@ def test_wheel_installs_and_finds_its_data(tmp_path: Path) -> None:
                    check=True, timeout=300)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    where = subprocess.run([py, "-c", "import troubleshooter.paths as p; print(p.rules_dir()); print(p.templates_dir())"],
+    where = subprocess.run([py, "-c", "import troubleshooter.core.paths as p; print(p.rules_dir()); print(p.templates_dir())"],
                            cwd=elsewhere, capture_output=True, text=True, check=True).stdout.split()
     assert all(w.startswith(purelib) for w in where), where
     out = subprocess.run([py, "-m", "troubleshooter", "rules", "check"], cwd=elsewhere, capture_output=True,

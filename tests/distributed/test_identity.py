@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from troubleshooter.distributed.identity import derive, first_host
-from troubleshooter.errors import UsageError
-from troubleshooter.registry import Registry
+from troubleshooter.core.errors import UsageError
+from troubleshooter.core.registry import Registry
 
 
 @pytest.fixture(scope="module")

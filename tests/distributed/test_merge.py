@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from troubleshooter.distributed.merge import JobSession, build_session
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter.engine import Observations, evaluate
-from troubleshooter.facts import Facts
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.ruleset import load_rules
 
 HANG = [{"detail": "rank 1 is in barrier while ranks 0, 2 are in all_reduce", "rank": 1, "source": "attach"}]
 

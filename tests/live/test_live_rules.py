@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter.errors import RuleFileError
+from troubleshooter.core.errors import RuleFileError
 from troubleshooter.live.discover import launcher_of
 from troubleshooter.live.rules import load_live_rules, live_rules_for
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 
 def test_shipped_live_rules_load():

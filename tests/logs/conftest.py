@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from troubleshooter.engine import Observations, evaluate
-from troubleshooter.facts import Facts
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
 from troubleshooter.logs import LogAnalyzer, analyze_paths
 from troubleshooter.logs.analyzer import open_log
 

@@ -7,8 +7,8 @@ import pytest
 from troubleshooter.logs import LogAnalyzer
 from troubleshooter.logs.prefilter import Prefilter, required_literals
 from troubleshooter.logs.signatures import check_references, compile_signatures, validate_signature_file
-from troubleshooter.paths import rules_dir
-from troubleshooter.yamlspan import load_file, load_text
+from troubleshooter.core.paths import rules_dir
+from troubleshooter.core.yamlspan import load_file, load_text
 
 # field-notes.md §3: the exact text of each row (those that print one) -> the finding it must raise.
 FIELD_NOTES_ROWS = [

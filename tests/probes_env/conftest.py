@@ -10,11 +10,11 @@ from typing import Any, Mapping
 
 import pytest
 
-from troubleshooter.engine import Observations, evaluate
-from troubleshooter.facts import Facts
-from troubleshooter.probe import RANK, ProbeContext, ProbeResult, run_probe
-from troubleshooter.registry import Registry
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.probe import RANK, ProbeContext, ProbeResult, run_probe
+from troubleshooter.core.registry import Registry
+from troubleshooter.core.ruleset import load_rules
 
 # Variables that would make a test depend on the shell it runs in.
 NOISY_PREFIXES = ("OMPI_", "MV2_", "PMI_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_", "ACCELERATE_", "PL_")

@@ -136,11 +136,11 @@ def test_real_torchrun_environment(tmp_path, registry, rules):
     script = tmp_path / "judge.py"
     script.write_text(textwrap.dedent("""
         import json, os
-        from troubleshooter.engine import Observations, evaluate
-        from troubleshooter.facts import Facts
-        from troubleshooter.probe import ProbeContext, run_probe
-        from troubleshooter.registry import Registry
-        from troubleshooter.ruleset import load_rules
+        from troubleshooter.core.engine import Observations, evaluate
+        from troubleshooter.core.facts import Facts
+        from troubleshooter.core.probe import ProbeContext, run_probe
+        from troubleshooter.core.registry import Registry
+        from troubleshooter.core.ruleset import load_rules
         result = run_probe(Registry.load(entry_points=False).get("launcher")(), ProbeContext(env=dict(os.environ)))
         found = evaluate(load_rules(), Observations(ranks={0: Facts.from_dict(result.facts, "launcher", 0)}))
         print("RESULT " + json.dumps({"facts": result.facts, "findings": [f.id for f in found]}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -47,7 +48,8 @@ def test_srun_step_does_not_need_srun(tmp_path):
 
 @pytest.mark.parametrize("launcher,tool", [("mpirun", "mpirun"), ("deepspeed", "deepspeed"), ("torchrun", "torchrun"),
                                            ("slurm", "srun")])
-def test_requested_launcher_missing(tmp_path, probe_and_judge, launcher, tool):
+def test_requested_launcher_missing(tmp_path, monkeypatch, probe_and_judge, launcher, tool):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nothing beside this interpreter
     _, findings = probe_and_judge("tools", clean_env(PATH=bin_dir_with(tmp_path, "gcc")), {"launcher": launcher})
     detail = findings["tool-missing"].evidence[0].detail
     assert f"launcher {launcher} requested but its command is not on PATH" in detail and tool in detail
@@ -108,3 +110,14 @@ def test_default_hostfile_absent_is_single_node(probe_and_judge):
     result, findings = probe_and_judge("tools", clean_env())
     assert result.facts["tools.hostfile_source"] == "default" and result.facts["tools.hostfile_exists"] is False
     assert "hostfile-missing" not in findings
+
+
+def test_tools_beside_the_interpreter_are_found_off_path(tmp_path):
+    """A venv's torchrun sits beside its python: found even when the venv is not on PATH (not activated)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.path.exists(beside):
+        pytest.skip("this interpreter has no torchrun beside it")
+    report = run_cli("tools", clean_env(PATH=bin_dir_with(tmp_path, "true")))
+    facts = probe_facts(report, "tools")
+    assert facts["tools.paths"]["torchrun"] == beside
+    assert "torchrun" not in facts["tools.missing"]

@@ -76,7 +76,7 @@ def test_rank_sleeping_past_timeout_is_named_and_reaped(tmp_path):
 
 SLEEPER_PROBE = """
     import os, time
-    from troubleshooter.probe import RANK, Probe
+    from troubleshooter.core.probe import RANK, Probe
 
     class SleeperProbe(Probe):
         id = "sleeper"; scope = RANK; timeout_s = 60.0; order = 1; default = False

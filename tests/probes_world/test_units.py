@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import engine, hooks
-from troubleshooter.engine import Observations
-from troubleshooter.facts import Facts
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core import engine
+
+from troubleshooter.run import user_code
+from troubleshooter.core.engine import Observations
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.ruleset import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,27 +100,27 @@ def test_misplaced_names_the_module_of_a_meta_parameter():
 def test_resolve_errors_name_the_spec(tmp_path, monkeypatch):
     (tmp_path / "hookmod_a.py").write_text("VALUE = 3\ndef build():\n    return 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(hooks.HookError, match="expected MODULE:CALLABLE"):
-        hooks.resolve("hookmod_a")
-    with pytest.raises(hooks.HookError, match="has no attribute 'nope'"):
-        hooks.resolve("hookmod_a:nope")
-    with pytest.raises(hooks.HookError, match="expected a zero-argument callable"):
-        hooks.resolve("hookmod_a:VALUE")
-    with pytest.raises(hooks.HookError, match="cannot import module"):
-        hooks.resolve("no_such_module_xyz:build")
-    with pytest.raises(hooks.HookError, match="expected a torch.nn.Module"):
-        hooks.load_model({"model": "hookmod_a:build"})
+    with pytest.raises(user_code.HookError, match="expected MODULE:CALLABLE"):
+        user_code.resolve("hookmod_a")
+    with pytest.raises(user_code.HookError, match="has no attribute 'nope'"):
+        user_code.resolve("hookmod_a:nope")
+    with pytest.raises(user_code.HookError, match="expected a zero-argument callable"):
+        user_code.resolve("hookmod_a:VALUE")
+    with pytest.raises(user_code.HookError, match="cannot import module"):
+        user_code.resolve("no_such_module_xyz:build")
+    with pytest.raises(user_code.HookError, match="expected a torch.nn.Module"):
+        user_code.load_model({"model": "hookmod_a:build"})
 
 
 def test_builtin_model_batch_and_loss():
     torch = pytest.importorskip("torch")
-    loaded = hooks.load_model({})
+    loaded = user_code.load_model({})
     assert loaded.source == "builtin"
-    batch = hooks.make_batch(loaded.module, {}, torch.device("cpu"))
-    assert batch.samples == hooks.BUILTIN_BATCH and batch.tokens == hooks.BUILTIN_BATCH * hooks.BUILTIN_SEQ
-    loss = hooks.step(loaded.module, batch)
+    batch = user_code.make_batch(loaded.module, {}, torch.device("cpu"))
+    assert batch.samples == user_code.BUILTIN_BATCH and batch.tokens == user_code.BUILTIN_BATCH * user_code.BUILTIN_SEQ
+    loss = user_code.step(loaded.module, batch)
     assert loss.dim() == 0 and loaded.module.head.weight.grad is not None
-    assert hooks.load_model({}).module is not loaded.module  # a fresh copy each time
+    assert user_code.load_model({}).module is not loaded.module  # a fresh copy each time
 
 
 def test_data_hook_dataset_and_dict_batches(tmp_path, monkeypatch):
@@ -132,13 +134,13 @@ def test_data_hook_dataset_and_dict_batches(tmp_path, monkeypatch):
         "    def forward(self, x):\n        return {'loss': self.l(x).pow(2).mean()}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     from hookmod_b import M
-    batch = hooks.make_batch(M(), {"data": "hookmod_b:pairs"}, torch.device("cpu"))
-    assert batch.samples == hooks.BUILTIN_BATCH and batch.tokens is None and batch.args[0].shape == (8, 3)
-    batch = hooks.make_batch(M(), {"data": "hookmod_b:dicts"}, torch.device("cpu"))
+    batch = user_code.make_batch(M(), {"data": "hookmod_b:pairs"}, torch.device("cpu"))
+    assert batch.samples == user_code.BUILTIN_BATCH and batch.tokens is None and batch.args[0].shape == (8, 3)
+    batch = user_code.make_batch(M(), {"data": "hookmod_b:dicts"}, torch.device("cpu"))
     assert set(batch.kwargs) == {"x"}
-    assert hooks.step(M(), batch).dim() == 0
-    with pytest.raises(hooks.HookError, match="example_input_array"):
-        hooks.make_batch(M(), {}, torch.device("cpu"))
+    assert user_code.step(M(), batch).dim() == 0
+    with pytest.raises(user_code.HookError, match="example_input_array"):
+        user_code.make_batch(M(), {}, torch.device("cpu"))
 
 
 def test_hf_calls_are_found_by_parsing(tmp_path, monkeypatch):
@@ -146,9 +148,9 @@ def test_hf_calls_are_found_by_parsing(tmp_path, monkeypatch):
         "def build():\n    from transformers import AutoModel\n    return AutoModel.from_pretrained('org/tiny')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     import hookmod_c  # noqa: F401  (the hook has imported it by the time the probe looks)
-    hits = hooks.hf_calls("hookmod_c:build")
+    hits = user_code.hf_calls("hookmod_c:build")
     assert [(h["call"], h["repo"], h["line"]) for h in hits] == [("from_pretrained", "org/tiny", 3)]
-    assert hooks.hf_calls(None) == [] and "transformers" not in sys.modules
+    assert user_code.hf_calls(None) == [] and "transformers" not in sys.modules
 
 
 def _findings(world: dict, ranks: dict[int, dict]) -> dict[str, list]:

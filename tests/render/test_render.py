@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from troubleshooter.cli import main
-from troubleshooter.engine import Observations, evaluate
-from troubleshooter.facts import Fact, Facts
-from troubleshooter.probe import ProbeResult
-from troubleshooter.render import render, render_terminal
-from troubleshooter.report import SCHEMA, build_report
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Fact, Facts
+from troubleshooter.core.probe import ProbeResult
+from troubleshooter.report.render import render, render_terminal
+from troubleshooter.report.document import SCHEMA, build_report
+from troubleshooter.core.ruleset import load_rules
 
 HERE = Path(__file__).resolve().parent
 MINI = HERE.parent / "data" / "mini_rules"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import conditions
-from troubleshooter.engine import Observations, answer_key, evaluate, probe_ran_key, render_text, walk
-from troubleshooter.factcatalog import all_fact_specs
-from troubleshooter.facts import Facts
-from troubleshooter.registry import Registry
-from troubleshooter.rulecheck import check_rules
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core import conditions
+from troubleshooter.core.engine import Observations, answer_key, evaluate, probe_ran_key, render_text, walk
+from troubleshooter.core.factcatalog import all_fact_specs
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.registry import Registry
+from troubleshooter.core.rulecheck import check_rules
+from troubleshooter.core.ruleset import load_rules
 
 REPO = Path(__file__).resolve().parents[2]
 IDS_MD = REPO / "docs" / "diagnosis-ids.md"  # the public id contract, kept in the repo

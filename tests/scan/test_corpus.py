@@ -6,9 +6,9 @@ import pytest
 from .conftest import corpus_files, expected_ids, todo_misses
 from .quality import format_table, measure
 
-from troubleshooter.engine import Observations, evaluate
-from troubleshooter.facts import Facts
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.ruleset import load_rules
 from troubleshooter.scan import checker_ids, scan_paths
 
 FILES = corpus_files()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter.registry import Registry
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.registry import Registry
+from troubleshooter.core.ruleset import load_rules
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.ruleset import load_rules
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 TREE = "multi-node-fails"

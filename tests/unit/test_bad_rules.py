@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from troubleshooter.cli import main
-from troubleshooter.errors import RuleFileError
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core.errors import RuleFileError
+from troubleshooter.core.ruleset import load_rules
 
 CASES = Path(__file__).resolve().parent.parent / "data" / "bad_rules"
 REPO = CASES.parent.parent.parent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter import conditions
-from troubleshooter.yamlspan import load_text
+from troubleshooter.core import conditions
+from troubleshooter.core.yamlspan import load_text
 
 FACTS = {"a": 3, "b": 5.0, "flag": True, "off": False, "name": "eth0", "items": [1, 2], "empty": [], "s": "x"}
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import engine
-from troubleshooter.engine import Observations, render_text, walk
-from troubleshooter.facts import Fact, Facts
-from troubleshooter.ruleset import load_rules
+from troubleshooter.core import engine
+from troubleshooter.core.engine import Observations, render_text, walk
+from troubleshooter.core.facts import Fact, Facts
+from troubleshooter.core.ruleset import load_rules
 
 MINI = Path(__file__).resolve().parent.parent / "data" / "mini_rules"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter.errors import UsageError
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, run_probe
-from troubleshooter.registry import Registry, probes_in_dir
+from troubleshooter.core.errors import UsageError
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, run_probe
+from troubleshooter.core.registry import Registry, probes_in_dir
 
 
 class Sloppy(Probe):
@@ -34,7 +34,7 @@ def test_factspec_rejects_unknown_types() -> None:
 
 def test_plugin_dir_discovery_and_override(tmp_path: Path) -> None:
     (tmp_path / "mine.py").write_text(
-        "from troubleshooter.probe import Probe\n"
+        "from troubleshooter.core.probe import Probe\n"
         "class Network(Probe):\n    '''Override.'''\n    id = 'network'; title = 'Mine'\n")
     (tmp_path / "_private.py").write_text("raise SystemExit('must not be imported')\n")
     [probe] = probes_in_dir(tmp_path)

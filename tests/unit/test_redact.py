@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter.redact import MASK, is_secret_name, redact, redact_text
+from troubleshooter.report.redact import MASK, is_secret_name, redact, redact_text
 
 
 @pytest.mark.parametrize("name", ["HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",

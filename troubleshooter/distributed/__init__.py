@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from troubleshooter.facts import FactSpec
+from troubleshooter.core.facts import FactSpec
 
 JOIN_TIMEOUT_S = 60.0
 VERBOSE_VAR = "TROUBLESHOOTER_VERBOSE_RANKS"
@@ -46,12 +46,12 @@ def fact_specs(rules: Any = None) -> list[FactSpec]:
 
 def run_distributed(args: argparse.Namespace, rules: Any, registry: Any) -> int:
     """This process's part of a launched diagnosis; rank 0 writes the report, the others deliver to it."""
-    from troubleshooter.auto import Progress, finish, gather_static, options_from_args
+    from troubleshooter.run.auto import Progress, finish, gather_static, options_from_args
     from troubleshooter.distributed.exchange import Exchange, ExchangeError
     from troubleshooter.distributed.identity import derive
     from troubleshooter.distributed.merge import JobSession, build_session
     from troubleshooter.distributed.rank import run_rank
-    from troubleshooter.localworld import supervision_limit
+    from troubleshooter.run.local_world import supervision_limit
 
     user_env = dict(os.environ)
     ident = derive(user_env, registry)
@@ -100,7 +100,7 @@ def _own_results_only(session: Any, payload: dict, ident: Any, why: str) -> None
 
 def _partial_report(session: Any, ident: Any, args: argparse.Namespace, why: str) -> int:
     """Write this rank's own report next to the output path; exit 0 so the launcher does not kill the others."""
-    from troubleshooter.report import emit
+    from troubleshooter.report.document import emit
 
     base = args.output if args.output and args.output != "-" else "troubleshoot-report"
     path = f"{base}.rank{ident.rank}.json"

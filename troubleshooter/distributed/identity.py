@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from troubleshooter.errors import UsageError
-from troubleshooter.probe import ProbeContext, run_probe
-from troubleshooter.registry import Registry
+from troubleshooter.core.errors import UsageError
+from troubleshooter.core.probe import ProbeContext, run_probe
+from troubleshooter.core.registry import Registry
 
 DEFAULT_PORT = 29500
 # launcher.kind -> the world.launcher value of the report

@@ -11,11 +11,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from troubleshooter.engine import Observations
-from troubleshooter.facts import Fact, Facts
-from troubleshooter.localworld import RankState, classify_stuck
-from troubleshooter.probe import ProbeResult
-from troubleshooter.session import Session, sort_results
+from troubleshooter.core.engine import Observations
+from troubleshooter.core.facts import Fact, Facts
+from troubleshooter.run.local_world import RankState, classify_stuck
+from troubleshooter.core.probe import ProbeResult
+from troubleshooter.run.session import Session, sort_results
 
 JOB_PROBE = "job"  # the per-rank record of the distributed run itself (join outcome, comparisons)
 # trainstep probe: synchronised step time (same on every rank) and this rank's own compute (no_sync)

@@ -1,6 +1,6 @@
 """One launched process = the supervisor of one rank child.
 
-The child is the same ``troubleshooter.rankworker`` the local world uses: it joins the real
+The child is the same ``troubleshooter.run.rank_worker`` the local world uses: it joins the real
 process group (with a timeout) and runs the RANK and WORLD probes, streaming events. This
 process supervises it with ``localworld.supervise`` (per-probe deadlines; a hang is torn down
 and named), runs the NODE probes when it is local rank 0, and packs everything into a JSON
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from troubleshooter.distributed.identity import Identity
-from troubleshooter.localworld import RankState, supervise
-from troubleshooter.probe import NODE, ProbeResult
-from troubleshooter.registry import Registry
-from troubleshooter.runner import kill_group, run_node_probes
+from troubleshooter.run.local_world import RankState, supervise
+from troubleshooter.core.probe import NODE, ProbeResult
+from troubleshooter.core.registry import Registry
+from troubleshooter.run.node_runner import kill_group, run_node_probes
 
 AGREE_PREFIXES = ("NCCL_", "GLOO_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_")
 AGREE_NAMES = ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID")
@@ -103,7 +103,7 @@ def _run_child(ident: Identity, ranked: list, timeouts: dict[str, float], args: 
         log_path = events_dir / f"rank{ident.rank}.log"
         started = time.time()
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.rankworker", str(job)],
+            proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.rank_worker", str(job)],
                                     env={**user_env, **ident.torch_env(), "PYTHONUNBUFFERED": "1"},
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)

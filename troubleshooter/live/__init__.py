@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from troubleshooter.facts import FactSpec
+from troubleshooter.core.facts import FactSpec
 
 INFO_FACTS = (
     FactSpec("live.launcher", "str", "Launcher of the inspected job: torchrun, deepspeed, mpirun, srun, accelerate, none"),

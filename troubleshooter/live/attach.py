@@ -113,10 +113,10 @@ def picture_text(stacks: dict[str, Any], max_frames: int = 12) -> str:
 
 def command(args: argparse.Namespace) -> int:
     """Entry point of ``troubleshoot attach``."""
-    from troubleshooter.render import render_terminal
-    from troubleshooter.report import choose_format, emit, exit_code, write_output
-    from troubleshooter.ruleset import load_rules
-    from troubleshooter.session import Session
+    from troubleshooter.report.render import render_terminal
+    from troubleshooter.report.document import choose_format, emit, exit_code, write_output
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.run.session import Session
 
     rules = load_rules(getattr(args, "rules", None) or [])
     live_rules = live_rules_for(rules)

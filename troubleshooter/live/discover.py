@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from troubleshooter.errors import UsageError
+from troubleshooter.core.errors import UsageError
 from troubleshooter.live.rules import LiveRules
 
 

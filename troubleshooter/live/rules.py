@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from troubleshooter.errors import RuleFileError
-from troubleshooter.ruleset import IssueCollector
-from troubleshooter.ruleset import load_yaml_file
-from troubleshooter.yamlspan import SpanDict
+from troubleshooter.core.errors import RuleFileError
+from troubleshooter.core.ruleset import IssueCollector
+from troubleshooter.core.ruleset import load_yaml_file
+from troubleshooter.core.yamlspan import SpanDict
 
 ACTIVITY_KINDS = ("collective", "backward", "wait", "dataloader", "io", "teardown")
 PICTURE_KINDS = (*ACTIVITY_KINDS, "compute", "idle", "exited")

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import psutil
 
-from troubleshooter.errors import TroubleshooterError, UsageError
+from troubleshooter.core.errors import TroubleshooterError, UsageError
 from troubleshooter.live import flight_recorder as fr
 
 POLL_S = 0.5
@@ -296,9 +296,9 @@ def command(args: argparse.Namespace) -> int:
     from troubleshooter.live.attach import inspect_job
     from troubleshooter.live.discover import find_job
     from troubleshooter.live.rules import live_rules_for
-    from troubleshooter.report import emit, exit_code
-    from troubleshooter.ruleset import load_rules
-    from troubleshooter.session import Session
+    from troubleshooter.report.document import emit, exit_code
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.run.session import Session
 
     launch = list(args.launch or [])
     if launch and launch[0] == "--":

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from troubleshooter.errors import TroubleshooterError
+from troubleshooter.core.errors import TroubleshooterError
 
 PTRACE_REMEDY = (
     "py-spy needs permission to read the training processes (ptrace). Run `troubleshoot attach` as the "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from troubleshooter.facts import FactSpec
+from troubleshooter.core.facts import FactSpec
 from troubleshooter.logs.analyzer import LogAnalyzer, LogResult, analyze_paths
 
 __all__ = ["LogAnalyzer", "LogResult", "analyze_paths", "fact_specs"]

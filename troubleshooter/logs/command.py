@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from troubleshooter.errors import UsageError
+from troubleshooter.core.errors import UsageError
 
 
 def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
     """A short log summary (root cause, failed ranks, NCCL setup) above the doctor-style findings."""
-    from troubleshooter.render import render_terminal
+    from troubleshooter.report.render import render_terminal
 
     lines = [f"Analysed {facts.get('log.lines', 0)} lines from {len(facts.get('log.files') or [])} file(s)."]
     root = facts.get("log.root_cause")
@@ -46,9 +46,9 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
 def command(args) -> int:
     """Analyse the logs, evaluate the hits with the rules engine, write text or JSON; return the exit code."""
     from troubleshooter.logs.analyzer import analyze_paths
-    from troubleshooter.report import choose_format, emit, exit_code, write_output
-    from troubleshooter.ruleset import load_rules
-    from troubleshooter.session import Session
+    from troubleshooter.report.document import choose_format, emit, exit_code, write_output
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.run.session import Session
 
     rules = load_rules(list(getattr(args, "rules", None) or []))
     paths = list(args.paths)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from troubleshooter.facts import FactSpec
+from troubleshooter.core.facts import FactSpec
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",

@@ -13,10 +13,10 @@ from troubleshooter.scan import scan_paths
 
 def command(args) -> int:
     """Scan, evaluate the hits with the rules engine, write the chosen format; return the exit code."""
-    from troubleshooter.engine import Observations, evaluate
-    from troubleshooter.facts import Facts
-    from troubleshooter.report import build_report, choose_format, exit_code, write_output
-    from troubleshooter.ruleset import load_rules
+    from troubleshooter.core.engine import Observations, evaluate
+    from troubleshooter.core.facts import Facts
+    from troubleshooter.report.document import build_report, choose_format, exit_code, write_output
+    from troubleshooter.core.ruleset import load_rules
     from troubleshooter.scan.output import render_sarif, render_text
 
     rules_dirs = list(getattr(args, "rules", None) or [])
@@ -32,7 +32,7 @@ def command(args) -> int:
     if fmt == "sarif":
         text = render_sarif(doc, rules.findings)
     elif fmt == "json":
-        from troubleshooter.render import render
+        from troubleshooter.report.render import render
         text = render(doc, "json")
     else:
         text = render_text(doc, result.unreadable)

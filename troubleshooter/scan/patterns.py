@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from troubleshooter.errors import UsageError
-from troubleshooter.paths import rules_dir
-from troubleshooter.yamlspan import SpanDict, YamlError, load_file
+from troubleshooter.core.errors import UsageError
+from troubleshooter.core.paths import rules_dir
+from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
 
 # Keys whose strings are regular expressions (compiled); every other key is a set of names.
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names")

@@ -68,8 +68,8 @@ class TroubleshooterApp(App[int]):
     @work(thread=True, exit_on_error=False, group="load", description="loading rules and probes")
     def load_knowledge(self) -> None:
         """Load rules/ and the probe registry (YAML parsing, plugin import) off the UI thread."""
-        from troubleshooter.registry import Registry
-        from troubleshooter.ruleset import load_rules
+        from troubleshooter.core.registry import Registry
+        from troubleshooter.core.ruleset import load_rules
 
         rules = self.rules or load_rules(self.args.rules)
         registry = self.registry or Registry.load(self.args.probes)
@@ -198,7 +198,7 @@ class TroubleshooterApp(App[int]):
 
     def export(self, path: str) -> str:
         """Write the report (mode ``tui``, with the walk) to ``path``; returns the format used."""
-        from troubleshooter.report import emit
+        from troubleshooter.report.document import emit
 
         return emit(self.investigation.report(), None, path)
 

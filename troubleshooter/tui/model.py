@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from troubleshooter import conditions, engine
-from troubleshooter.engine import WalkState, answer_key
-from troubleshooter.facts import Facts
-from troubleshooter.probe import ProbeResult
-from troubleshooter.ruleset import RuleSet
-from troubleshooter.session import Session, sort_results
+from troubleshooter.core import conditions
+
+from troubleshooter.core import engine
+from troubleshooter.core.engine import WalkState, answer_key
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.probe import ProbeResult
+from troubleshooter.core.ruleset import RuleSet
+from troubleshooter.run.session import Session, sort_results
 
 STATE_VERSION = 1
 

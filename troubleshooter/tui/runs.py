@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 if TYPE_CHECKING:  # the core is imported when a run starts, not when the first screen paints
-    from troubleshooter.probe import ProbeResult
-    from troubleshooter.registry import Registry
-    from troubleshooter.ruleset import RuleSet
+    from troubleshooter.core.probe import ProbeResult
+    from troubleshooter.core.registry import Registry
+    from troubleshooter.core.ruleset import RuleSet
 
 Say = Callable[[str], None]
 
@@ -62,10 +62,10 @@ def describe_event(rank: int, event: Mapping[str, Any]) -> str | None:
 def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Namespace,
                facts: Mapping[str, Any], say: Say, cancel: threading.Event | None = None) -> ProbeBatch:
     """Run the named probes: node probes isolated here, rank/world probes in a local world of ``--nproc`` ranks."""
-    from troubleshooter.auto import options_from_args
-    from troubleshooter.localworld import run_world
-    from troubleshooter.probe import NODE
-    from troubleshooter.runner import run_isolated
+    from troubleshooter.run.auto import options_from_args
+    from troubleshooter.run.local_world import run_world
+    from troubleshooter.core.probe import NODE
+    from troubleshooter.run.node_runner import run_isolated
 
     classes = [registry.get(p) for p in probe_ids]
     options = options_from_args(args)
@@ -96,8 +96,8 @@ def run_probes(registry: Registry, probe_ids: Iterable[str], args: argparse.Name
 def run_all_checks(rules: RuleSet, registry: Registry, args: argparse.Namespace, say: Say,
                    cancel: threading.Event | None = None) -> ProbeBatch:
     """The ``--auto`` path (every default probe), with the CLI's progress lines (one per result as it lands)."""
-    from troubleshooter.auto import Progress, run_local
-    from troubleshooter.session import Session
+    from troubleshooter.run.auto import Progress, run_local
+    from troubleshooter.run.session import Session
 
     class _Progress(Progress):  # the CLI's lines, posted to the TUI instead of printed on stderr
         def say(self, text: str) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import RANK, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import RANK, Probe, ProbeContext, ProbeResult
 
 SIMULATED = "0.0.0+stale"
 

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from troubleshooter.errors import TroubleshooterError
+from troubleshooter.core.errors import TroubleshooterError
 
 SUFFIXES = {"md": ".md", "html": ".html", "json": ".json"}
 

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from rich.text import Text
 from textual.widgets import Static
 
-from troubleshooter.render import STATUS_ICONS
+from troubleshooter.report.render import STATUS_ICONS
 
 MAX_VALUE = 40
 MAX_FACTS = 4  # per probe; the rest is in the exported report

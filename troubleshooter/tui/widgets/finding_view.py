@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from troubleshooter.render import ICONS
+from troubleshooter.report.render import ICONS
 
 
 def finding_markdown(finding: Mapping[str, Any], index: int) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from troubleshooter.facts import FactSpec
-from troubleshooter.probe import NODE, Probe, ProbeContext, ProbeResult
+from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 
 class FakePortProbe(Probe):

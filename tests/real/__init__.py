@@ -1,0 +1,1 @@
+"""Corpora of real, public evidence (logs, scripts) that nobody on this project wrote."""

@@ -1,0 +1,147 @@
+"""Structure of the real scanner corpora (manifest, buggy scripts, constructs) and their tools.
+
+Accuracy thresholds are not asserted here: these tests check that every corpus item is well formed,
+cites its source, names only ids the scanner knows, and that the cache filler and the bench work.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.real.split import split_of
+from tests.scan.quality import (
+    BUGGY, CONSTRUCTS, MANIFEST, buggy_files, construct_items, construct_main, expected_of, header,
+    manifest_entries, repo_url,
+)
+
+from troubleshooter.scan import checker_ids
+
+ROOT = Path(__file__).resolve().parents[2]
+FRAMEWORKS = {"plain", "accelerate", "lightning", "hf-trainer", "deepspeed", "own-init"}
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+URL = re.compile(r"^https?://\S+$")
+ENTRIES = manifest_entries()
+BUGGY_FILES = buggy_files()
+CONSTRUCT_ITEMS = construct_items()
+
+
+def _load_bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- manifest of real correct files -------------------------------------------------------
+
+def test_manifest_has_enough_entries_across_frameworks_and_splits():
+    assert len(ENTRIES) >= 40
+    assert {e["framework"] for e in ENTRIES} == FRAMEWORKS
+    assert {split_of(repo_url(e)) for e in ENTRIES} == {"dev", "test"}
+    assert len({(e["repo"], e["path"]) for e in ENTRIES}) == len(ENTRIES), "duplicate manifest entry"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e['repo']}/{e['path']}" for e in ENTRIES])
+def test_manifest_entry_is_pinned_and_complete(entry):
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", entry["repo"])
+    assert HEX40.match(entry["commit"]), entry["commit"]
+    assert entry["url"] == f"https://github.com/{entry['repo']}/blob/{entry['commit']}/{entry['path']}"
+    assert entry["path"].endswith(".py")
+    assert entry["framework"] in FRAMEWORKS
+    assert entry["expect"] == "clean"
+    assert entry["distributed"] is True
+    siblings = entry.get("with", [])
+    assert isinstance(siblings, list) and all(isinstance(s, str) and s.endswith(".py") for s in siblings)
+    assert entry["path"] not in siblings and len(set(siblings)) == len(siblings)
+
+
+# --- buggy scripts rewritten from public bug reports ------------------------------------
+
+def test_buggy_corpus_is_large_and_split():
+    assert len(BUGGY_FILES) >= 40
+    assert buggy_files("dev") and buggy_files("test")
+    assert len(buggy_files("dev")) + len(buggy_files("test")) == len(BUGGY_FILES)
+    assert all(p.suffix == ".py" for p in BUGGY.iterdir() if p.name != "__pycache__")
+
+
+@pytest.mark.parametrize("path", BUGGY_FILES, ids=[p.name for p in BUGGY_FILES])
+def test_buggy_script_headers_and_ids(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [line.split(":")[0] for line in lines[:3]] == ["# expect", "# source", "# reason"], lines[:3]
+    assert expected_of(path) <= set(checker_ids()), expected_of(path) - set(checker_ids())
+    assert URL.match(header(path, "source") or ""), header(path, "source")
+    assert len(header(path, "reason") or "") >= 20
+    ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_buggy_slugs_follow_the_source():
+    for path in BUGGY_FILES:
+        match = re.match(r"https://github\.com/([^/]+)/([^/]+)/(?:issues|pull)/(\d+)", header(path, "source"))
+        if match:
+            slug = "-".join(match.groups())
+            assert re.fullmatch(re.escape(slug) + r"(-\d+)?", path.stem), (path.name, slug)
+
+
+# --- constructs ----------------------------------------------------------------------------
+
+def test_constructs_cover_the_real_idioms():
+    assert len(CONSTRUCT_ITEMS) >= 10
+    assert any(item.is_dir() for item in CONSTRUCT_ITEMS), "a multi-file construct (directory) is expected"
+
+
+@pytest.mark.parametrize("item", CONSTRUCT_ITEMS, ids=[p.name for p in CONSTRUCT_ITEMS])
+def test_construct_headers_point_at_a_manifest_file(item):
+    main = construct_main(item)
+    assert expected_of(main) == set()
+    seen_in = header(main, "seen-in")
+    assert seen_in in {e["url"] for e in ENTRIES}, seen_in
+    for path in [main] if item.is_file() else sorted(item.glob("*.py")):
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+                               "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+
+def test_fill_real_cache_copies_pinned_files_from_a_mirror_and_reports_the_rest(tmp_path):
+    fill_real_cache = _load_bench("fill_real_cache")
+    work = tmp_path / "mirrors" / "someone+proj" / "repo"
+    (work / "pkg").mkdir(parents=True)
+    _git(work, "init", "-q")
+    (work / "train.py").write_text("import pkg.util\n")
+    (work / "pkg" / "util.py").write_text("X = 1\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "pinned")
+    commit = _git(work, "rev-parse", "HEAD")
+    (work / "train.py").write_text("changed after the pin\n")
+    _git(work, "commit", "-qam", "later")
+    entries = [{"repo": "someone/proj", "path": "train.py", "commit": commit, "with": ["pkg/util.py", "gone.py"]},
+               {"repo": "nobody/none", "path": "x.py", "commit": "0" * 40}]
+    cache = tmp_path / "cache"
+    missing = fill_real_cache.fill(entries, tmp_path / "mirrors", offline=True, root=cache)
+    base = cache / "someone+proj" / commit
+    assert (base / "train.py").read_text() == "import pkg.util\n"
+    assert (base / "pkg" / "util.py").read_text() == "X = 1\n"
+    assert len(missing) == 2 and "gone.py" in missing[0] and "nobody/none" in missing[1]
+
+
+def test_bench_says_when_the_cache_is_absent(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DDP_TS_REAL_CACHE", str(tmp_path / "absent"))
+    _load_bench("scan_quality").real_section("dev")
+    assert "cache absent: run python bench/fill_real_cache.py" in capsys.readouterr().out
+
+
+def test_manifest_file_is_the_one_the_tools_read():
+    assert MANIFEST == _load_bench("fill_real_cache").MANIFEST
+    assert CONSTRUCTS.is_dir() and BUGGY.is_dir()

@@ -1,0 +1,397 @@
+"""Load and validate the YAML knowledge base in ``rules/`` (plus ``--rules DIR`` overlays).
+
+Layout of a rules directory (every part optional in an overlay)::
+
+    findings/<id>.yaml        the catalog: what a finding means and how to fix it
+    checks/<id>.yaml          detection: a condition over facts that raises a finding
+    trees/<id>.yaml           one decision tree per symptom
+    checklists/<id>.yaml      red-flag checklist, multi-node procedure, ...
+    pitfalls.yaml             the pitfall table
+    rationalizations.yaml     excuse -> reality -> correct approach
+    expectations.yaml         what a link should give (bandwidth table)
+    signatures/<group>.yaml   log signatures (validated by troubleshooter.logs)
+
+Every problem is collected (file, line, breadcrumb, help) and raised together as a
+:class:`RuleFileError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from troubleshooter.core import conditions
+from troubleshooter.core.errors import RuleFileError, RuleIssue
+from troubleshooter.core.paths import rules_dir
+from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
+
+SEVERITIES = ("error", "warning", "info")
+CATEGORIES = ("launch", "environment", "network", "device", "code", "communication", "hang", "performance")
+ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+NODE_VERBS = ("ask", "probe", "branch", "conclude")
+
+# Field schemas: name -> (python types, required)
+_STR, _LIST, _DICT = (str,), (list,), (dict,)
+FINDING_FIELDS = {
+    "id": (_STR, True), "code": (_STR, False), "title": (_STR, True), "severity": (_STR, True),
+    "category": (_STR, True), "why": (_STR, True), "fix": (_STR, True), "commands": (_LIST, False),
+    "references": (_LIST, True), "explains": (_LIST, False), "gate": (_DICT, False),
+    "priority": (_STR, False),
+}
+CHECK_FIELDS = {
+    "id": (_STR, True), "finding": (_STR, True), "when": (_DICT, True), "scope": (_STR, False),
+    "evidence": (_LIST, False), "detail": (_STR, False), "severity": (_STR, False), "doc": (_STR, False),
+    "vars": (_DICT, False),
+}
+TREE_FIELDS = {
+    "id": (_STR, True), "title": (_STR, True), "symptom": (_STR, True), "start": (_STR, True),
+    "nodes": (_DICT, True), "order": ((int,), False),
+}
+NODE_FIELDS = {
+    "ask": (_STR, False), "probe": ((str, list), False), "branch": (_STR, False), "conclude": ((str, list), False),
+    "why": (_STR, False), "answers": (_DICT, False), "then": (_LIST, False), "else": (_STR, False),
+    "counters": (_LIST, False), "requires": (_DICT, False), "summary": (_STR, False), "next_steps": (_LIST, False),
+}
+
+
+@dataclass
+class RuleSet:
+    """The validated knowledge base."""
+
+    findings: dict[str, dict] = field(default_factory=dict)
+    checks: dict[str, dict] = field(default_factory=dict)
+    trees: dict[str, dict] = field(default_factory=dict)
+    checklists: dict[str, dict] = field(default_factory=dict)
+    pitfalls: list[dict] = field(default_factory=list)
+    rationalizations: dict[str, dict] = field(default_factory=dict)
+    expectations: dict[str, Any] = field(default_factory=dict)
+    signatures: list[dict] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # "kind:id" -> file path
+    dirs: list[Path] = field(default_factory=list)
+
+
+class IssueCollector:
+    """Accumulates RuleIssues with source excerpts."""
+
+    def __init__(self) -> None:
+        self.issues: list[RuleIssue] = []
+        self._lines: dict[str, list[str]] = {}
+
+    def add(self, path: Path | str, line: int | None, message: str, help: str = "", breadcrumb: str = "") -> None:
+        path = str(path)
+        if path not in self._lines:
+            try:
+                self._lines[path] = Path(path).read_text(encoding="utf-8").splitlines()
+            except OSError:
+                self._lines[path] = []
+        lines = self._lines[path]
+        excerpt = lines[line - 1].rstrip() if line and 0 < line <= len(lines) else ""
+        self.issues.append(RuleIssue(path, line, message, help, breadcrumb, excerpt))
+
+
+def _check_fields(c: IssueCollector, path: Path, data: Any, schema: dict, where: str) -> bool:
+    if not isinstance(data, dict):
+        c.add(path, getattr(data, "line", 1), f"expected a mapping at {where}, got {type(data).__name__}")
+        return False
+    ok = True
+    for key, (types, required) in schema.items():
+        if key not in data:
+            if required:
+                c.add(path, data.line if isinstance(data, SpanDict) else None, f"missing required key {key!r}",
+                      f"add `{key}:`", where)
+                ok = False
+        elif not isinstance(data[key], types):
+            want = " or ".join({str: "a string", list: "a list", dict: "a mapping", int: "an integer"}[t] for t in types)
+            c.add(path, data.line_of(key), f"key {key!r} should be {want}, got {type(data[key]).__name__}", "", where)
+            ok = False
+    for key in data:
+        if key not in schema:
+            close = difflib.get_close_matches(key, list(schema), n=1)
+            c.add(path, data.line_of(key), f"unknown key {key!r}",
+                  f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(schema)}", where)
+            ok = False
+    return ok
+
+
+def _check_condition(c: IssueCollector, path: Path, cond: Any, where: str) -> None:
+    for message, line, crumb, help in conditions.validate(cond, where):
+        c.add(path, line, message, help, crumb)
+
+
+def load_yaml_file(c: IssueCollector, path: Path) -> Any:
+    """Parse one rule file; an unreadable or invalid file is recorded in ``c`` (with its line) and gives None."""
+    try:
+        return load_file(path)
+    except YamlError as exc:
+        c.add(path, exc.line, exc.message, "", "")
+    except OSError as exc:
+        c.add(path, None, f"cannot read file: {exc.strerror}")
+    return None
+
+
+def _id_ok(c: IssueCollector, path: Path, data: dict, stem_must_match: bool = True) -> bool:
+    ident = data.get("id")
+    if not isinstance(ident, str):
+        return False
+    if not ID_RE.match(ident):
+        c.add(path, data.line_of("id"), f"id {ident!r} is not kebab-case", "use lower-case words joined by '-'")
+        return False
+    if stem_must_match and ident != path.stem:
+        c.add(path, data.line_of("id"), f"id {ident!r} does not match the file name {path.name!r}",
+              f"rename the file to {ident}.yaml or the id to {path.stem}")
+        return False
+    return True
+
+
+def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+    for path in sorted((directory / "findings").glob("*.yaml")):
+        data = load_yaml_file(c, path)
+        if data is None or not _check_fields(c, path, data, FINDING_FIELDS, "finding") or not _id_ok(c, path, data):
+            continue
+        if data["severity"] not in SEVERITIES:
+            c.add(path, data.line_of("severity"), f"severity {data['severity']!r} is not one of {SEVERITIES}")
+        if data["category"] not in CATEGORIES:
+            c.add(path, data.line_of("category"), f"category {data['category']!r} is unknown",
+                  f"expected one of: {', '.join(CATEGORIES)}")
+        if not data["references"]:
+            c.add(path, data.line_of("references"), "references must not be empty", "cite the docs or an issue")
+        if "gate" in data:
+            gate = data["gate"]
+            if _check_fields(c, path, gate, {"when": (_DICT, True), "unmet": (_STR, True), "probe": (_STR, False)}, "gate"):
+                _check_condition(c, path, gate["when"], "gate › when")
+        rs.findings[data["id"]] = data
+        rs.sources[f"finding:{data['id']}"] = str(path)
+
+
+CASES_SUFFIX = ".cases.yaml"
+
+
+def _load_checks(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+    for path in sorted((directory / "checks").glob("*.yaml")):
+        if path.name.endswith(CASES_SUFFIX):
+            continue  # fixture cases of a check, read by tests/rules/test_check_cases.py
+        data = load_yaml_file(c, path)
+        if data is None or not _check_fields(c, path, data, CHECK_FIELDS, "check") or not _id_ok(c, path, data):
+            continue
+        _check_condition(c, path, data["when"], "when")
+        if data.get("scope", "any") not in ("any", "world", "rank"):
+            c.add(path, data.line_of("scope"), f"scope {data['scope']!r} is unknown", "expected any, world or rank")
+        if data.get("severity") is not None and data["severity"] not in SEVERITIES:
+            c.add(path, data.line_of("severity"), f"severity {data['severity']!r} is not one of {SEVERITIES}")
+        rs.checks[data["id"]] = data
+        rs.sources[f"check:{data['id']}"] = str(path)
+
+
+def _load_trees(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+    for path in sorted((directory / "trees").glob("*.yaml")):
+        data = load_yaml_file(c, path)
+        if data is None or not _check_fields(c, path, data, TREE_FIELDS, "tree") or not _id_ok(c, path, data):
+            continue
+        nodes = data["nodes"]
+        for node_id, node in nodes.items():
+            crumb = f"nodes › {node_id}"
+            if not ID_RE.match(node_id):
+                c.add(path, nodes.line_of(node_id), f"node id {node_id!r} is not kebab-case", "", "nodes")
+            if not _check_fields(c, path, node, NODE_FIELDS, crumb):
+                continue
+            verbs = [v for v in NODE_VERBS if v in node]
+            if len(verbs) != 1:
+                c.add(path, node.line, f"node {node_id!r} needs exactly one of {', '.join(NODE_VERBS)}, found {verbs or 'none'}",
+                      "a node asks, runs a probe, branches on facts, or concludes", crumb)
+                continue
+            verb = verbs[0]
+            if verb == "ask" and not node.get("answers"):
+                c.add(path, node.line, f"ask node {node_id!r} has no answers", "add answers: {\"yes\": node, \"no\": node}", crumb)
+            if verb in ("probe", "branch") and "else" not in node:
+                c.add(path, node.line, f"{verb} node {node_id!r} has no 'else' target",
+                      "every branching node needs a fallback", crumb)
+            for i, branch in enumerate(node.get("then") or []):
+                where = f"{crumb} › then[{i}]"
+                if _check_fields(c, path, branch, {"when": (_DICT, True), "goto": (_STR, True)}, where):
+                    _check_condition(c, path, branch["when"], f"{where} › when")
+            if "requires" in node and _check_fields(
+                    c, path, node["requires"], {"when": (_DICT, True), "probe": (_STR, False), "reason": (_STR, True)},
+                    f"{crumb} › requires"):
+                _check_condition(c, path, node["requires"]["when"], f"{crumb} › requires › when")
+        if data["start"] not in nodes:
+            c.add(path, data.line_of("start"), f"start node {data['start']!r} is not defined",
+                  f"define it under nodes, or start at one of: {', '.join(list(nodes)[:5])}")
+        rs.trees[data["id"]] = data
+        rs.sources[f"tree:{data['id']}"] = str(path)
+
+
+CHECKLIST_ITEM_FIELDS = {
+    "id": (_STR, True), "wrong": (_STR, False), "right": (_STR, False), "step": (_STR, False),
+    "minutes": ((int, float), False), "commands": (_LIST, False), "probe": (_STR, False),
+    "flagged_when": (_DICT, False), "cleared_when": (_DICT, False), "finding": (_STR, False), "why": (_STR, False),
+}
+
+
+def _load_checklists(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+    for path in sorted((directory / "checklists").glob("*.yaml")):
+        data = load_yaml_file(c, path)
+        schema = {"id": (_STR, True), "title": (_STR, True), "kind": (_STR, True), "doc": (_STR, False),
+                  "groups": (_LIST, True)}
+        if data is None or not _check_fields(c, path, data, schema, "checklist") or not _id_ok(c, path, data):
+            continue
+        if data["kind"] not in ("red-flags", "procedure"):
+            c.add(path, data.line_of("kind"), f"kind {data['kind']!r} is unknown", "expected red-flags or procedure")
+        for g, group in enumerate(data["groups"]):
+            crumb = f"groups[{g}]"
+            if not _check_fields(c, path, group, {"id": (_STR, True), "title": (_STR, True), "items": (_LIST, True)}, crumb):
+                continue
+            for i, item in enumerate(group["items"]):
+                where = f"{crumb} › items[{i}]"
+                if not _check_fields(c, path, item, CHECKLIST_ITEM_FIELDS, where):
+                    continue
+                for key in ("flagged_when", "cleared_when"):
+                    if key in item:
+                        _check_condition(c, path, item[key], f"{where} › {key}")
+        rs.checklists[data["id"]] = data
+        rs.sources[f"checklist:{data['id']}"] = str(path)
+
+
+PITFALL_FIELDS = {
+    "id": (_STR, True), "number": ((int,), True), "name": (_STR, True), "symptom": (_STR, True),
+    "cause": (_STR, True), "fix": (_STR, True), "priority": (_STR, True), "detected_by": (_LIST, True),
+    "references": (_LIST, False),
+}
+RATIONALIZATION_FIELDS = {
+    "id": (_STR, True), "excuse": (_STR, True), "reality": (_STR, True), "approach": (_STR, True),
+    "verify_probe": (_STR, False), "applies_to": (_LIST, False),
+}
+
+
+def _load_table(c: IssueCollector, path: Path, key: str, schema: dict) -> list[dict]:
+    if not path.exists():
+        return []
+    data = load_yaml_file(c, path)
+    if data is None:
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        c.add(path, getattr(data, "line", 1), f"expected a top-level key {key!r} holding a list")
+        return []
+    rows = []
+    for i, row in enumerate(data[key]):
+        if _check_fields(c, path, row, schema, f"{key}[{i}]"):
+            rows.append(row)
+    return rows
+
+
+def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+    paths = sorted((directory / "signatures").glob("*.yaml"))
+    if not paths:
+        return
+    from troubleshooter.logs.signatures import validate_signature_file
+
+    for path in paths:
+        data = load_yaml_file(c, path)
+        if data is None:
+            continue
+        for line, message, help, crumb in validate_signature_file(data):
+            c.add(path, line, message, help, crumb)
+        for sig in (data.get("signatures") or []) if isinstance(data, dict) else []:
+            if isinstance(sig, dict):
+                rs.signatures.append(dict(sig, _source=str(path), _line=getattr(sig, "line", None)))
+
+
+def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> RuleSet:
+    """Load the shipped base (or ``base``) then each overlay in ``extra_dirs``; raise on any problem."""
+    c = IssueCollector()
+    rs = RuleSet()
+    for directory in [Path(base) if base else rules_dir(), *map(Path, extra_dirs)]:
+        if not directory.is_dir():
+            c.add(directory, None, "rules directory does not exist", "pass an existing folder to --rules")
+            continue
+        rs.dirs.append(directory)
+        _load_findings(c, rs, directory)
+        _load_checks(c, rs, directory)
+        _load_trees(c, rs, directory)
+        _load_checklists(c, rs, directory)
+        pitfalls = _load_table(c, directory / "pitfalls.yaml", "pitfalls", PITFALL_FIELDS)
+        rs.pitfalls = pitfalls or rs.pitfalls
+        for row in _load_table(c, directory / "rationalizations.yaml", "rationalizations", RATIONALIZATION_FIELDS):
+            rs.rationalizations[row["id"]] = row
+        if (directory / "expectations.yaml").exists():
+            exp = load_yaml_file(c, directory / "expectations.yaml")
+            if isinstance(exp, dict):
+                rs.expectations.update(exp)
+        _load_signatures(c, rs, directory)
+    _cross_check(c, rs)
+    if c.issues:
+        raise RuleFileError(c.issues)
+    return rs
+
+
+def _cross_check(c: IssueCollector, rs: RuleSet) -> None:
+    """References between files: finding ids, tree targets, reachability, probes are checked in rulecheck."""
+    known = set(rs.findings)
+
+    def need_finding(kind_id: str, ident: Any, line: int | None, crumb: str = "") -> None:
+        if ident not in known:
+            close = difflib.get_close_matches(str(ident), known, n=1)
+            c.add(rs.sources[kind_id], line, f"unknown finding id {ident!r}",
+                  f"did you mean {close[0]!r}?" if close else "add rules/findings/<id>.yaml or use an id from diagnosis-ids.md",
+                  crumb)
+
+    for fid, finding in rs.findings.items():
+        for i, other in enumerate(finding.get("explains") or []):
+            need_finding(f"finding:{fid}", other, finding["explains"].line_of(i), "explains")
+    for cid, check in rs.checks.items():
+        need_finding(f"check:{cid}", check["finding"], check.line_of("finding"))
+        for ref in conditions.findings_read(check["when"]):
+            need_finding(f"check:{cid}", ref, check.line_of("when"), "when")
+    for tid, tree in rs.trees.items():
+        nodes = tree["nodes"]
+        for node_id, node in nodes.items():
+            if not isinstance(node, dict):
+                continue
+            crumb = f"nodes › {node_id}"
+            targets = [(f"answer {label!r}", t) for label, t in (node.get("answers") or {}).items()] + [
+                (f"then[{i}]", b.get("goto")) for i, b in enumerate(node.get("then") or []) if isinstance(b, dict)]
+            if node.get("else"):
+                targets.append(("else", node["else"]))
+            for label, target in targets:
+                if target not in nodes:
+                    close = difflib.get_close_matches(str(target), list(nodes), n=1)
+                    c.add(rs.sources[f"tree:{tid}"], node.line, f"{label} goes to undefined node {target!r}",
+                          f"did you mean {close[0]!r}?" if close else "define the node under nodes", crumb)
+            if "conclude" in node:
+                concl = node["conclude"] if isinstance(node["conclude"], list) else [node["conclude"]]
+                for ident in concl:
+                    if ident != "none":
+                        need_finding(f"tree:{tid}", ident, node.line_of("conclude"), crumb)
+            for i, ident in enumerate(node.get("counters") or []):
+                if ident not in rs.rationalizations:
+                    c.add(rs.sources[f"tree:{tid}"], node.line_of("counters"), f"unknown rationalization {ident!r}",
+                          "define it in rationalizations.yaml", crumb)
+        for node_id in sorted(set(nodes) - reachable_nodes(tree)):
+            c.add(rs.sources[f"tree:{tid}"], nodes.line_of(node_id), f"node {node_id!r} is unreachable from start",
+                  "link it from another node or delete it", f"nodes › {node_id}")
+    for row in rs.pitfalls:
+        if row["id"] not in known:
+            c.add(str(rs.dirs[0] / "pitfalls.yaml"), row.line_of("id"), f"unknown finding id {row['id']!r}", "", "pitfalls")
+    for chk_id, checklist in rs.checklists.items():
+        for group in checklist.get("groups") or []:
+            for item in (group.get("items") or []) if isinstance(group, dict) else []:
+                if isinstance(item, dict) and item.get("finding") and item["finding"] not in known:
+                    need_finding(f"checklist:{chk_id}", item["finding"], item.line_of("finding"), item.get("id", ""))
+
+
+def reachable_nodes(tree: dict) -> set[str]:
+    """Node ids reachable from the tree's start."""
+    nodes, seen, todo = tree["nodes"], set(), [tree["start"]]
+    while todo:
+        node_id = todo.pop()
+        if node_id in seen or node_id not in nodes or not isinstance(nodes[node_id], dict):
+            continue
+        seen.add(node_id)
+        node = nodes[node_id]
+        todo += list((node.get("answers") or {}).values())
+        todo += [b.get("goto") for b in node.get("then") or [] if isinstance(b, dict)]
+        if node.get("else"):
+            todo.append(node["else"])
+    return seen

@@ -1,0 +1,1 @@
+"""`troubleshoot launch`: ready-to-submit scripts that run the diagnosis across nodes."""

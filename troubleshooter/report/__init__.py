@@ -1,0 +1,1 @@
+"""The report document, its rendering and secret redaction."""

@@ -1,0 +1,1 @@
+"""Running probes and collecting evidence: node runner, local world, rank worker, sessions."""

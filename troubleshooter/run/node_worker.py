@@ -1,0 +1,27 @@
+"""Child-process entry point that runs one probe for :mod:`troubleshooter.run.node_runner`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from troubleshooter.core.facts import Facts
+from troubleshooter.core.probe import ProbeContext, run_probe
+from troubleshooter.core.registry import Registry
+
+
+def main(job_path: str) -> int:
+    """Load the job, run the probe, write its result JSON."""
+    job = json.loads(Path(job_path).read_text())
+    registry = Registry.load(job["probe_dirs"])
+    probe = registry.get(job["probe"])()
+    ctx = ProbeContext(env=job["env"], options=job["options"], facts=Facts.from_dict(job["facts"], "earlier"),
+                       timeout_s=job["timeout_s"])
+    result = run_probe(probe, ctx)
+    Path(job["result"]).write_text(json.dumps(result.to_dict(), default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
