@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from troubleshooter.core.engine import Observations
 from troubleshooter.core.errors import UsageError
 from troubleshooter.core.findings import SEVERITY_RANK, Finding
 from troubleshooter.core.probe import ProbeResult
+from troubleshooter.report.output import write_output
 from troubleshooter.report.redact import redact
 
 SCHEMA = "ddp-troubleshooter/report@1"
@@ -103,22 +103,6 @@ def choose_format(fmt: str | None, output: str | None, default: str) -> str:
     if output and output != "-":
         return FORMAT_BY_SUFFIX.get(Path(output).suffix.lower(), default)
     return default
-
-
-def write_output(text: str, output: str | None) -> None:
-    """Write to a file atomically (temp file + rename), or to stdout when no path or ``-``."""
-    if not output or output == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
-        return
-    path = Path(output)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write: {exc.strerror}") from None
 
 
 def emit(doc: Mapping[str, Any], fmt: str | None, output: str | None, default: str = "md") -> str:
