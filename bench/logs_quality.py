@@ -1,56 +1,86 @@
-"""Precision and recall per finding id of the log analyzer over the test corpus.
+"""The log analyzer's quality on real public logs, dev and test apart (issue 11).
 
-Each ``tests/logs/corpus/<name>.log[.gz]`` has a sidecar ``<name>.expect.yaml`` with the
-ids the log must raise and its root cause. Prints a Markdown table (one row per id) and
-the root-cause accuracy. Usage: ``python bench/logs_quality.py [CORPUS_DIR]``.
+Sections:
+  DEV   - ``tests/real/logs`` logs whose source URL hashes to dev: aggregate figures, the per-root-cause
+          table and every failing log whose first finding is wrong (tune on these only);
+  TEST  - the same aggregate figures for the test split, nothing per log (never tune on test failures);
+  regression - the self-written corpus ``tests/logs/corpus`` (ids and root cause exact): not evidence.
+
+"Root cause first" = the first warning/error finding of the ``troubleshoot logs`` report is the
+label's root cause ("incl. acceptable" also counts the label's ``acceptable`` ids); "clean" = no
+warning/error finding (exit code 0).
+
+    python bench/logs_quality.py [--split dev|test|all]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections import Counter
+import time
 from pathlib import Path
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from troubleshooter.logs import analyze_paths
-from troubleshooter.core.ruleset import load_rules
+from tests.real.logquality import Score, cases, pct, score  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "logs" / "corpus"
+from troubleshooter.core.ruleset import load_rules  # noqa: E402
+from troubleshooter.logs import analyze_paths  # noqa: E402
+
+OLD_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "logs" / "corpus"
+
+
+def dev_section(result: Score) -> None:
+    print(f"## DEV: {len(result.failing)} failing + {len(result.healthy)} healthy logs")
+    print(result.summary() + "\n")
+    print("| root cause | logs | first | first incl. acceptable | shown anywhere | reported clean |")
+    print("|---|---|---|---|---|---|")
+    for ident, row in sorted(result.per_id.items(), key=lambda kv: (-kv[1]["logs"], kv[0])):
+        print(f"| {ident} | {row['logs']} | {row['first']} | {row['accepted']} | {row['found']} | {row['clean']} |")
+    wrong = [v for v in result.failing if not v.root_first]
+    if wrong:
+        print("\nfailing logs whose first finding is not the root cause:")
+        for v in wrong:
+            print(f"  {v.case.name}: want {v.case.expect['root_cause']}, got {', '.join(v.shown) or 'CLEAN'}")
+    noisy = [v for v in result.healthy if not v.clean]
+    if noisy:
+        print("\nhealthy logs with a warning:")
+        for v in noisy:
+            print(f"  {v.case.name}: {', '.join(v.shown)}")
+    print()
+
+
+def regression_line(rules) -> str:
+    """The old self-written corpus: analyzer ids and root cause must match exactly."""
+    exact = total = 0
+    for expect in sorted(OLD_CORPUS.glob("*.expect.yaml")):
+        import yaml
+
+        stem = expect.name[: -len(".expect.yaml")]
+        log = next(p for p in (OLD_CORPUS / f"{stem}.log", OLD_CORPUS / f"{stem}.log.gz") if p.exists())
+        want = yaml.safe_load(expect.read_text(encoding="utf-8"))
+        facts = analyze_paths([log], rules).facts
+        got = {k[4:] for k in facts if k.startswith("log.") and k[4:] in rules.findings}
+        root = (facts.get("log.root_cause") or {}).get("id")
+        exact += got == set(want["ids"]) and root == want["root_cause"]
+        total += 1
+    return f"regression (self-written tests/logs/corpus, not evidence): {exact}/{total} exact ({pct(exact, total)})"
 
 
 def main(argv: list[str]) -> int:
-    """Analyse every corpus log and print the table."""
-    corpus = Path(argv[0]) if argv else CORPUS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    args = parser.parse_args(argv)
     rules = load_rules()
-    tp, fp, fn = Counter(), Counter(), Counter()
-    roots_right, logs, healthy = 0, 0, 0
-    for expect in sorted(corpus.glob("*.expect.yaml")):
-        stem = expect.name[: -len(".expect.yaml")]
-        log = next(p for p in (corpus / f"{stem}.log", corpus / f"{stem}.log.gz") if p.exists())
-        expected = yaml.safe_load(expect.read_text(encoding="utf-8"))
-        facts = analyze_paths([log], rules).facts
-        got = {key[4:] for key in facts if key.startswith("log.") and key[4:] in rules.findings}
-        want = set(expected["ids"])
-        for ident in got & want:
-            tp[ident] += 1
-        for ident in got - want:
-            fp[ident] += 1
-        for ident in want - got:
-            fn[ident] += 1
-        roots_right += (facts.get("log.root_cause") or {}).get("id") == expected["root_cause"]
-        logs += 1
-        healthy += stem.startswith("healthy")
-    print(f"{logs} logs ({healthy} healthy); root cause right in {roots_right}/{logs}\n")
-    print("| id | logs | TP | FP | FN | precision | recall |")
-    print("|---|---|---|---|---|---|---|")
-    for ident in sorted(set(tp) | set(fp) | set(fn)):
-        p = tp[ident] / (tp[ident] + fp[ident]) if tp[ident] + fp[ident] else float("nan")
-        r = tp[ident] / (tp[ident] + fn[ident]) if tp[ident] + fn[ident] else float("nan")
-        print(f"| {ident} | {tp[ident] + fn[ident]} | {tp[ident]} | {fp[ident]} | {fn[ident]} | {p:.2f} | {r:.2f} |")
-    total_tp, total_fp, total_fn = sum(tp.values()), sum(fp.values()), sum(fn.values())
-    print(f"| **all** | | {total_tp} | {total_fp} | {total_fn} | {total_tp / max(total_tp + total_fp, 1):.2f} "
-          f"| {total_tp / max(total_tp + total_fn, 1):.2f} |")
+    started = time.perf_counter()
+    if args.split in ("dev", "all"):
+        dev_section(score(cases("dev"), rules))
+    if args.split in ("test", "all"):
+        result = score(cases("test"), rules)
+        print(f"## TEST: {len(result.failing)} failing + {len(result.healthy)} healthy logs (aggregate only)")
+        print(result.summary() + "\n")
+    print(regression_line(rules))
+    print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 
 
