@@ -39,12 +39,15 @@ def test_local_class_shadows_nothing():
     ("args.local_rank in (-1, 0)", ("rank0", "nonzero")), ("local_rank not in [-1, 0]", ("nonzero", "rank0")),
     ("not is_master", ("nonzero", "rank0")), ("rank != 0", ("nonzero", "rank0")), ("rank", ("nonzero", "rank0")),
     ("int(os.environ['RANK']) == 0", ("rank0", "nonzero")), ("trainer.is_global_zero", ("rank0", "nonzero")),
-    ("rank == 0 and step % 10 == 0", ("rank0", "rank")), ("rank % 2 == 0", ("rank", "rank")),
+    ("rank == 0 and step % 10 == 0", ("rank0", "rank")), ("rank % 2 == 1", ("rank", "rank")),
+    ("args.rank % ngpus_per_node == 0", ("rank0", "nonzero")), ("self.gpu_id == 0", ("rank0", "nonzero")),
+    ("utils.is_primary(args)", ("rank0", "nonzero")), ("ddp_rank == 0", ("rank0", "nonzero")),
+    ("not args.distributed or args.rank == 0", ("rank0", "rank")),
     ("rank == 1", ("rank", "rank")),
     ("local_rank != -1", None), ("rank is None", None), ("world_size > 1", None), ("args.distributed", None),
 ])
 def test_rank_tests(test, expect):
-    m = index("pass")
+    m = index("import os\nclass T:\n    def __init__(self):\n        self.gpu_id = int(os.environ['LOCAL_RANK'])")
     assert m.classify(ast.parse(test, mode="eval").body) == expect
 
 
@@ -80,3 +83,16 @@ def test_binding_follows_last_assignment_in_scope():
     """)
     use = next(c for c in m.calls if c.name == "use")
     assert ast.unparse(m.binding("model", use.line, use.func).value) == "Other()"
+
+
+def test_flags_and_predicates_derived_from_a_rank_are_guards():
+    m = index("import os\n"
+              "def is_master(args):\n    return args.rank == 0\n"
+              "master_process = int(os.environ['RANK']) == 0\n"
+              "args.save_logs = args.logs and is_master(args)\n"
+              "if args.save_logs:\n    print('a')\n"
+              "if master_process:\n    print('b')\n"
+              "if is_master(args):\n    print('c')\n"
+              "print('d')\n")
+    prints = {ast.literal_eval(s.node.args[0]): s.rank0 for s in m.calls if s.name == "print"}
+    assert prints == {"a": True, "b": True, "c": True, "d": False}

@@ -77,7 +77,8 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
     """Scan files and directories; a syntax error is recorded and the scan goes on."""
     from troubleshooter.scan.checkers import all_checkers
     from troubleshooter.scan.patterns import load_patterns
-    from troubleshooter.scan.runner import FileScanner
+    from troubleshooter.scan.project import Project
+    from troubleshooter.scan.runner import FileScanner, parse
 
     patterns = load_patterns(list(rules_dirs))
     checkers = all_checkers()
@@ -86,6 +87,7 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
     hits: dict[str, list[dict]] = {c.id: [] for c in checkers}
     syntax_errors: list[dict] = []
     files = 0
+    parsed: list[tuple[str, bytes, object]] = []
     for path, exists in iter_python_files(paths):
         if not exists:
             result.unreadable.append(f"{path}: no such file or directory")
@@ -96,7 +98,16 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
             result.unreadable.append(f"{path}: {exc.strerror or exc}")
             continue
         files += 1
-        outcome = scanner.scan(path, data)
+        parsed.append((path, data, parse(path, data)))
+    project = Project(patterns)
+    helpers: list[str] = []
+    for path, _, tree in parsed:
+        if not isinstance(tree, SyntaxError):
+            helpers += project.add(path, tree)
+    for helper in helpers:
+        project.add_source(helper)
+    for path, data, tree in parsed:
+        outcome = scanner.scan(path, data, tree, project)
         result.lines += outcome.lines
         if outcome.syntax_error:
             syntax_errors.append(outcome.syntax_error)

@@ -14,36 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from troubleshooter.scan.guards import NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last  # noqa: F401
 from troubleshooter.scan.patterns import Patterns
-
-RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
-
-
-def dotted(node: ast.AST | None) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
-def last(name: str | None) -> str:
-    """The last segment of a dotted name."""
-    return (name or "").rpartition(".")[2]
-
-
-def const(node: ast.AST | None, default=None):
-    """The value of a literal (numbers, strings, True/False/None, tuples/lists of those)."""
-    if node is None:
-        return default
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return default
 
 
 def source(node: ast.AST) -> str:
@@ -147,8 +119,11 @@ class LoopInfo:
 class ModuleIndex:
     """Everything the checkers need to know about one parsed file."""
 
-    def __init__(self, tree: ast.Module, text: str, path: str, patterns: Patterns):
+    def __init__(self, tree: ast.Module, text: str, path: str, patterns: Patterns, project=None):
         self.tree, self.text, self.path, self.P = tree, text, path, patterns
+        self.project = project
+        self._dead: list[tuple[int, int]] | None = None
+        self._training_loops: dict[int, bool] = {}
         self.aliases: dict[str, str] = {}
         self.local_defs: set[str] = set()
         self.calls: list[CallSite] = []
@@ -160,16 +135,21 @@ class ModuleIndex:
         self.strings: set[str] = set()
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
-        self._collect_imports(tree)
+        assigns, defs = self._collect_imports(tree)
+        self.guards = RankLogic(patterns, *(project.rank_names() if project else ((), ())))
+        self.guards.learn(assigns, defs)
         self._block(tree.body, Ctx())
         self._propagate_rank0()
         self.call_names = frozenset(c.name for c in self.calls if c.name)
 
     # ---- imports and names -----------------------------------------------------------------
-    def _collect_imports(self, tree: ast.Module) -> None:
-        stars = []
+    def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST]]:
+        """Record imports and local definitions; return the assignments and functions (for the guards)."""
+        stars, assigns, defs = [], [], []
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                assigns.append(node)
+            elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
                         self.aliases[alias.asname] = alias.name
@@ -184,12 +164,15 @@ class ModuleIndex:
                         self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.local_defs.add(node.name)
+                if not isinstance(node, ast.ClassDef):
+                    defs.append(node)
         if stars:
             for key in ("ddp_wrappers", "dataloaders", "distributed_samplers", "dataparallel"):
                 for qual in getattr(self.P, key):
                     module, _, name = qual.rpartition(".")
                     if module in stars:
                         self.aliases.setdefault(name, qual)
+        return assigns, defs
 
     def qual(self, node: ast.AST | None) -> str:
         """Qualified name of a Name/Attribute chain after following imports ("" if not a chain)."""
@@ -332,66 +315,18 @@ class ModuleIndex:
                     if info.sites and not info.rank0:
                         info.rank0 = all(s.rank0 for s in info.sites)
 
-    # ---- rank-guard recognition -------------------------------------------------------------
+    # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
     def is_rank_expr(self, node: ast.AST) -> bool:
-        """``rank``, ``args.local_rank``, ``dist.get_rank()``, ``int(os.environ["RANK"])`` ..."""
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
-                return self.is_rank_expr(node.args[0])
-            return last(dotted(node.func)) in self.P.rank_names
-        if isinstance(node, ast.Subscript):
-            key = const(node.slice)
-            return isinstance(key, str) and key in self.P.rank_names
-        text = dotted(node)
-        return bool(text) and last(text) in self.P.rank_names
+        """``rank``, ``args.local_rank``, ``dist.get_rank()``, a name assigned from a rank ..."""
+        return self.guards.is_rank_expr(node)
 
     def is_main_flag(self, node: ast.AST) -> bool:
-        """``is_main_process()``, ``args.is_master``, ``trainer.is_global_zero`` ..."""
-        target = node.func if isinstance(node, ast.Call) else node
-        return last(dotted(target)) in self.P.main_process_names
+        """``is_main_process()``, ``args.is_master``, a flag or predicate derived from a rank-0 test ..."""
+        return self.guards.is_main_flag(node)
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:
         """(side of the body, side of the else) when ``test`` depends on the rank, else None."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.classify(test.operand)
-            return (inner[1], inner[0]) if inner else None
-        if isinstance(test, ast.BoolOp):
-            parts = [self.classify(v) for v in test.values]
-            if not any(parts):
-                return None
-            if isinstance(test.op, ast.And):
-                return (RANK0, RANKDEP) if any(p and p[0] == RANK0 for p in parts) else (RANKDEP, RANKDEP)
-            return (RANK0, NONZERO) if all(p and p[0] == RANK0 for p in parts) else (RANKDEP, RANKDEP)
-        if self.is_main_flag(test):
-            return (RANK0, NONZERO)
-        if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
-            return (NONZERO, RANK0)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            left, op, right = test.left, test.ops[0], test.comparators[0]
-            if self.is_main_flag(left) and isinstance(op, (ast.Eq, ast.Is)) and const(right) is True:
-                return (RANK0, NONZERO)
-            if not self.is_rank_expr(left):
-                if self.is_rank_expr(right) and isinstance(op, (ast.Eq, ast.NotEq)):
-                    left, right = right, left
-                elif _mod_of_rank(self, left):
-                    return (RANKDEP, RANKDEP)
-                else:
-                    return None
-            value = const(right, default=...)
-            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, (tuple, list, set)) and value:
-                zero_only = all(isinstance(v, int) and v <= 0 for v in value)
-                side = (RANK0, NONZERO) if zero_only else (RANKDEP, RANKDEP)
-                return side if isinstance(op, ast.In) else (side[1], side[0])
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                return None  # ``rank is None`` / ``local_rank != -1`` mean "distributed or not", same on every rank
-            table = {ast.Eq: value == 0, ast.LtE: value == 0, ast.Lt: value == 1}
-            if type(op) in table and table[type(op)]:
-                return (RANK0, NONZERO)
-            table = {ast.NotEq: value == 0, ast.Gt: value == 0, ast.GtE: value == 1}
-            if type(op) in table and table[type(op)]:
-                return (NONZERO, RANK0)
-            return (RANKDEP, RANKDEP)
-        return None
+        return self.guards.classify(test)
 
     # ---- queries ----------------------------------------------------------------------------
     def calls_to(self, names: Iterable[str]) -> list[CallSite]:
@@ -441,8 +376,33 @@ class ModuleIndex:
 
     def mentions_rank(self, node: ast.AST) -> bool:
         """True when any part of ``node`` is a rank expression."""
-        return any(self.is_rank_expr(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute, ast.Call,
-                                                                                     ast.Subscript)))
+        return self.guards.mentions_rank(node)
+
+    def is_training_loop(self, loop: ast.AST) -> bool:
+        """True when the loop steps an optimizer or runs a backward pass (not any ``for``)."""
+        key = id(loop)
+        if key not in self._training_loops:
+            sites = list(self.sites_in(loop))
+            callees = [f for s in sites if s.method in self.functions and (s.recv in (None, "self"))
+                       for f in self.functions[s.method]]
+            self._training_loops[key] = any(self._steps(s) for s in sites) or any(
+                self._steps(s) for f in callees for s in self.sites_in(f.node))
+        return self._training_loops[key]
+
+    def _steps(self, site: CallSite) -> bool:
+        return self.P.matches("training_step_calls", f"{last(site.recv)}.{site.method}" if site.recv else site.method)
+
+    def reachable(self, line: int) -> bool:
+        """False for a line inside a function that nothing in the project calls or names."""
+        if self._dead is None:
+            project = self.project
+            self._dead = [] if project is None else [
+                (f.node.lineno, f.node.end_lineno or f.node.lineno) for infos in self.functions.values()
+                for f in infos if f.name != "<class>" and not project.is_called(f.name)]
+            if project is not None and project.is_helper(self.path):  # a helper's own ``__main__`` block
+                self._dead += [(s.lineno, s.end_lineno or s.lineno) for s in self.tree.body
+                               if isinstance(s, ast.If) and dotted(getattr(s.test, "left", None)) == "__name__"]
+        return not any(start <= line <= end for start, end in self._dead)
 
     @property
     def uses_ddp(self) -> bool:
@@ -463,7 +423,3 @@ def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
         if text and any(w in text.lower() for w in words):
             return True
     return False
-
-
-def _mod_of_rank(index: ModuleIndex, node: ast.AST) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and index.is_rank_expr(node.left)

@@ -16,7 +16,11 @@ from troubleshooter.core.paths import rules_dir
 from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
 
 # Keys whose strings are regular expressions (compiled); every other key is a set of names.
-REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names")
+REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
+              "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls")
+# Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
+FRAMEWORKS_KEY = "frameworks"
+FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
 KEYS = (
     "ddp_wrappers", "dataparallel", "dataloaders", "distributed_samplers", "loader_sharders",
     "init_process_group", "destroy_process_group", "set_device", "spawners", "collectives",
@@ -33,7 +37,8 @@ KEYS = (
 class Patterns:
     """Attribute access to the pattern lists: ``P.ddp_wrappers`` is a frozenset of names."""
 
-    def __init__(self, lists: dict[str, list[str]]):
+    def __init__(self, lists: dict[str, list[str]], frameworks: dict[str, dict[str, frozenset]] | None = None):
+        self.frameworks = frameworks or {}
         for key in KEYS:
             values = lists.get(key, [])
             if key in REGEX_KEYS:
@@ -46,7 +51,7 @@ class Patterns:
         return any(rx.search(name) for rx in getattr(self, key))
 
 
-def _read(path: Path, into: dict[str, list[str]]) -> None:
+def _read(path: Path, into: dict[str, list[str]], frameworks: dict[str, dict[str, frozenset]]) -> None:
     try:
         data = load_file(path)
     except (YamlError, OSError) as exc:
@@ -55,6 +60,9 @@ def _read(path: Path, into: dict[str, list[str]]) -> None:
     if not isinstance(data, SpanDict):
         raise UsageError(f"{path}:1: expected a mapping of pattern lists")
     for key, values in data.items():
+        if key == FRAMEWORKS_KEY:
+            _read_frameworks(path, data.line_of(key), values, frameworks)
+            continue
         if key not in KEYS:
             raise UsageError(f"{path}:{data.line_of(key)}: unknown scanner pattern list {key!r}; "
                              f"expected one of: {', '.join(KEYS)}")
@@ -69,13 +77,29 @@ def _read(path: Path, into: dict[str, list[str]]) -> None:
         into.setdefault(key, []).extend(values)
 
 
+def _read_frameworks(path: Path, line: int, values, into: dict[str, dict[str, frozenset]]) -> None:
+    if not isinstance(values, dict):
+        raise UsageError(f"{path}:{line}: {FRAMEWORKS_KEY} should map a framework name to its entry/handles lists")
+    for name, spec in values.items():
+        where = f"{path}:{values.line_of(name) if isinstance(values, SpanDict) else line}"
+        if not isinstance(spec, dict) or set(spec) - set(FRAMEWORK_FIELDS):
+            raise UsageError(f"{where}: framework {name!r} should have only the keys {', '.join(FRAMEWORK_FIELDS)}")
+        entry = into.setdefault(name, {f: frozenset() for f in FRAMEWORK_FIELDS})
+        for field_name in FRAMEWORK_FIELDS:
+            items = spec.get(field_name, [])
+            if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+                raise UsageError(f"{where}: {name}.{field_name} should be a list of strings")
+            entry[field_name] = entry[field_name] | frozenset(items)
+
+
 @lru_cache(maxsize=8)
 def _load(dirs: tuple[str, ...]) -> Patterns:
     lists: dict[str, list[str]] = {}
+    frameworks: dict[str, dict[str, frozenset]] = {}
     for directory in dirs:
         for path in sorted((Path(directory) / "scan").glob("*.yaml")):
-            _read(path, lists)
-    return Patterns(lists)
+            _read(path, lists, frameworks)
+    return Patterns(lists, frameworks)
 
 
 def load_patterns(extra_dirs: Iterable[str | Path] = ()) -> Patterns:

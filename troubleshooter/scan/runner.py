@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, Checker
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
+from troubleshooter.scan.project import Project
 
 
 @dataclass
@@ -35,34 +36,44 @@ class FileScanner:
         """True when some scanned file calls a name of pattern list ``key``."""
         return key in self._satisfied
 
-    def scan(self, path: str, data: bytes) -> FileOutcome:
-        """Parse ``data`` and run the applicable checkers."""
+    def scan(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None = None,
+             project: Project | None = None) -> FileOutcome:
+        """Parse ``data`` (unless ``tree`` is given) and run the applicable checkers.
+
+        ``project`` holds what the other files of the scan tell (set-up in a helper, a framework,
+        rank predicates); without one, the file is judged on its own.
+        """
         out = FileOutcome(lines=data.count(b"\n") + 1)
-        try:
-            tree = ast.parse(data, filename=path)
-        except SyntaxError as exc:
-            out.syntax_error = {"path": path, "line": exc.lineno or 1,
-                                "detail": f"cannot parse: {exc.msg} (line {exc.lineno}); not scanned"}
-            return out
-        except (ValueError, RecursionError, MemoryError) as exc:
-            out.syntax_error = {"path": path, "line": 1, "detail": f"cannot parse: {exc}; not scanned"}
+        if tree is None:
+            tree = parse(path, data)
+        if isinstance(tree, SyntaxError):
+            out.syntax_error = {"path": path, "line": tree.lineno or 1, "detail": tree.msg}
             return out
         text = data.decode("utf-8", errors="replace")
-        if not any(t in text for t in self._triggers):
+        shared = project is not None and (project.raw_distributed or project.frameworks)
+        if not shared and not any(t in text for t in self._triggers):
             return out
+        if project is None:
+            project = Project(self.P)
+            project.add("", tree)
         try:
-            index = ModuleIndex(tree, text, path, self.P)
+            index = ModuleIndex(tree, text, path, self.P, project)
         except RecursionError:
             out.internal_errors.append(f"{path}: too deeply nested to analyse")
             return out
         self._record_project_facts(index)
-        distributed = any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp
+        raw = (any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp) or project.raw_distributed
+        distributed = raw or bool(project.frameworks)
         self.uses_distributed |= distributed
         for checker in self.checkers:
-            if (checker.distributed_only and not distributed) or not any(t in text for t in checker.triggers):
+            if checker.distributed_only and (not distributed or (not raw and project.handled_by_framework(checker.id))):
+                continue
+            if not shared and not any(t in text for t in checker.triggers):
+                continue
+            if shared and checker.triggers is not DISTRIBUTED_TRIGGERS and not any(t in text for t in checker.triggers):
                 continue
             try:
-                found = list(checker.check(index))
+                found = [h for h in checker.check(index) if index.reachable(h.line)]
             except Exception as exc:  # one checker's bug must not lose the other findings
                 out.internal_errors.append(f"{path}: checker {checker.id} failed: {type(exc).__name__}: {exc}")
                 continue
@@ -81,3 +92,13 @@ class FileScanner:
             workers = const(site.kw("num_workers"))
             if isinstance(workers, int) and not isinstance(workers, bool):
                 self.max_workers = max(workers, self.max_workers or 0)
+
+
+def parse(path: str, data: bytes) -> ast.Module | SyntaxError:
+    """The module's tree, or a SyntaxError whose ``msg`` says why it is not scanned."""
+    try:
+        return ast.parse(data, filename=path)
+    except SyntaxError as exc:
+        return SyntaxError(f"cannot parse: {exc.msg} (line {exc.lineno}); not scanned", (path, exc.lineno or 1, 0, ""))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SyntaxError(f"cannot parse: {exc}; not scanned", (path, 1, 0, ""))

@@ -16,9 +16,12 @@ class HfCacheContentionChecker(Checker):
         sites = m.calls_to(P.hf_cache_loaders)
         if any(s.rank_conditional for s in sites):
             return  # rank 0 fetches first somewhere: the pattern is known to this script
+        project_classes = m.project.classes if m.project is not None else set(m.classes)
         for site in sites:
             if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs):
                 continue
+            if last(site.recv) in project_classes or (site.func and site.func.name in P.hf_cache_loaders):
+                continue  # the project's own from_pretrained (judged where it is called), or inside it
             name = site.arg(0, "pretrained_model_name_or_path") or site.arg(0, "path")
             ident = const(name)
             if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:

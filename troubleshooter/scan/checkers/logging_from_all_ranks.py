@@ -14,7 +14,8 @@ class LoggingFromAllRanksChecker(Checker):
     def check(self, m):
         P = m.P
         silenced = bool(m.calls_to(P.print_silencers)) or any(
-            last(name) == "print" and name != "print" for name in m.bindings)
+            last(name) == "print" and name != "print" for name in m.bindings) or (
+            m.project is not None and m.project.print_silenced)
         levels_by_rank = any(s.method in P.log_level_setters
                              and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
         loggers = self._loggers(m)
@@ -31,13 +32,19 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
                         "writes to one file can leave it torn")
-            elif site.ctx.loops and site.name in P.print_calls and not silenced:
-                what = "print() inside the loop runs on every rank: each line is repeated once per rank"
-            elif site.ctx.loops and site.recv in loggers and site.method in P.logging_methods and not levels_by_rank:
+            elif self._in_training_loop(m, site) and site.name in P.print_calls and not silenced:
+                what = "print() inside the training loop runs on every rank: each line is repeated once per rank"
+            elif (self._in_training_loop(m, site) and site.recv in loggers and site.method in P.logging_methods
+                  and not levels_by_rank):
                 what = f"{site.recv}.{site.method}() inside the loop runs on every rank: each line is repeated per rank"
             if what:
                 name = site.name or f"{site.recv}.{site.method}"
                 yield Hit(site.line, f"{what}; guard it with `if rank == 0:`", {"variable": name})
+
+    @staticmethod
+    def _in_training_loop(m, site) -> bool:
+        """The innermost loop around the call steps an optimizer (a per-step line, not a per-epoch one)."""
+        return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
 
     @staticmethod
     def _loggers(m) -> set[str]:

@@ -1,0 +1,179 @@
+"""Rank guards recognised by meaning: which expressions hold a rank, which are true on rank 0 only.
+
+A value counts as a rank when it is spelled like one (``rank_names`` / ``rank_name_patterns``) or was
+assigned from one (``self.gpu_id = int(os.environ["LOCAL_RANK"])``). A value counts as a main-process
+flag when it is spelled like one (``main_process_names`` / ``main_process_patterns``), was derived from a
+rank-0 test (``master_process = ddp_rank == 0``, ``args.save_logs = ... and is_master(args)``), or is a
+function/property whose every ``return`` is such a test (``def is_primary(args): return args.rank == 0``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from troubleshooter.scan.patterns import Patterns
+
+RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def last(name: str | None) -> str:
+    """The last segment of a dotted name."""
+    return (name or "").rpartition(".")[2]
+
+
+def const(node: ast.AST | None, default=None):
+    """The value of a literal (numbers, strings, True/False/None, tuples/lists of those)."""
+    if node is None:
+        return default
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return default
+
+
+class RankLogic:
+    """Classifies conditions by the ranks they are true on; learns derived names from assignments."""
+
+    def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = ()):
+        self.P = patterns
+        self.rank_vars: set[str] = set(rank_vars)
+        self.main_vars: set[str] = set(main_vars)
+
+    # ---- learning ---------------------------------------------------------------------------
+    def learn(self, assigns: list[ast.AST], functions: list[ast.AST]) -> None:
+        """Add names assigned from a rank / a rank-0 test, and predicates returning one (to a fixpoint)."""
+        for _ in range(3):
+            before = len(self.rank_vars) + len(self.main_vars)
+            for stmt in assigns:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if len(targets) != 1 or stmt.value is None:
+                    continue
+                name = last(dotted(targets[0]))
+                if not name or name in self.rank_vars or name in self.main_vars:
+                    continue
+                if self.is_rank_expr(stmt.value):
+                    self.rank_vars.add(name)
+                elif self._rank0_value(stmt.value):
+                    self.main_vars.add(name)
+            for func in functions:
+                if func.name in self.main_vars or func.name in self.rank_vars:
+                    continue
+                returns = [n.value for n in _own_nodes(func) if isinstance(n, ast.Return) and n.value is not None]
+                if returns and all(self._rank0_value(v) for v in returns):
+                    self.main_vars.add(func.name)
+                elif returns and all(self.is_rank_expr(v) for v in returns):
+                    self.rank_vars.add(func.name)
+            if len(self.rank_vars) + len(self.main_vars) == before:
+                break
+
+    def _rank0_value(self, value: ast.AST) -> bool:
+        sides = self.classify(value)
+        return bool(sides) and sides[0] == RANK0
+
+    # ---- queries ----------------------------------------------------------------------------
+    def _rank_name(self, name: str) -> bool:
+        return name in self.P.rank_names or name in self.rank_vars or self.P.matches("rank_name_patterns", name)
+
+    def is_rank_expr(self, node: ast.AST) -> bool:
+        """``rank``, ``args.local_rank``, ``dist.get_rank()``, ``int(os.environ["RANK"])``, a name assigned from one."""
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
+                return self.is_rank_expr(node.args[0])
+            if last(dotted(node.func)) == "get" and node.args:  # os.environ.get("RANK", 0)
+                key = const(node.args[0])
+                return isinstance(key, str) and key in self.P.rank_names
+            return self._rank_name(last(dotted(node.func)))
+        if isinstance(node, ast.Subscript):
+            key = const(node.slice)
+            return isinstance(key, str) and key in self.P.rank_names
+        text = dotted(node)
+        return bool(text) and self._rank_name(last(text))
+
+    def is_main_flag(self, node: ast.AST) -> bool:
+        """``is_main_process()``, ``args.is_master``, ``utils.is_primary(args)``, a flag derived from one."""
+        target = node.func if isinstance(node, ast.Call) else node
+        name = last(dotted(target))
+        return bool(name) and (name in self.P.main_process_names or name in self.main_vars
+                               or self.P.matches("main_process_patterns", name))
+
+    def mentions_rank(self, node: ast.AST) -> bool:
+        """True when any part of ``node`` is a rank expression."""
+        return any(self.is_rank_expr(n) for n in ast.walk(node)
+                   if isinstance(n, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)))
+
+    def classify(self, test: ast.AST) -> tuple[str, str] | None:
+        """(side of the body, side of the else) when ``test`` depends on the rank, else None."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.classify(test.operand)
+            return (inner[1], inner[0]) if inner else None
+        if isinstance(test, ast.BoolOp):
+            parts = [self.classify(v) for v in test.values]
+            known = [p for p in parts if p]
+            if not known:
+                return None
+            if isinstance(test.op, ast.And):
+                return (RANK0, RANKDEP) if any(p[0] == RANK0 for p in known) else (RANKDEP, RANKDEP)
+            # ``not distributed or rank == 0``: in a distributed run, only rank 0
+            return (RANK0, RANKDEP) if all(p[0] == RANK0 for p in known) else (RANKDEP, RANKDEP)
+        if self.is_main_flag(test):
+            return (RANK0, NONZERO)
+        if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
+            return (NONZERO, RANK0)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            return self._compare(test.left, test.ops[0], test.comparators[0])
+        return None
+
+    def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> tuple[str, str] | None:
+        if self.is_main_flag(left) and isinstance(op, (ast.Eq, ast.Is)) and const(right) is True:
+            return (RANK0, NONZERO)
+        if not self.is_rank_expr(left):
+            if self.is_rank_expr(right) and isinstance(op, (ast.Eq, ast.NotEq)):
+                left, right = right, left
+            elif self._mod_of_rank(left):
+                # ``rank % ngpus_per_node == 0``: the first process of each node (rank 0 among them)
+                if const(right) == 0 and isinstance(op, (ast.Eq, ast.NotEq)):
+                    return (RANK0, NONZERO) if isinstance(op, ast.Eq) else (NONZERO, RANK0)
+                return (RANKDEP, RANKDEP)
+            else:
+                return None
+        value = const(right, default=...)
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, (tuple, list, set)) and value:
+            zero_only = all(isinstance(v, int) and v <= 0 for v in value)
+            side = (RANK0, NONZERO) if zero_only else (RANKDEP, RANKDEP)
+            return side if isinstance(op, ast.In) else (side[1], side[0])
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None  # ``rank is None`` / ``local_rank != -1`` mean "distributed or not", same on every rank
+        table = {ast.Eq: value == 0, ast.LtE: value == 0, ast.Lt: value == 1}
+        if type(op) in table and table[type(op)]:
+            return (RANK0, NONZERO)
+        table = {ast.NotEq: value == 0, ast.Gt: value == 0, ast.GtE: value == 1}
+        if type(op) in table and table[type(op)]:
+            return (NONZERO, RANK0)
+        return (RANKDEP, RANKDEP)
+
+    def _mod_of_rank(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and self.is_rank_expr(node.left)
+
+
+def _own_nodes(func: ast.AST):
+    """Nodes of a function body, not descending into nested functions or classes."""
+    todo = list(func.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)

@@ -1,0 +1,167 @@
+"""What the files of one scan, and the local modules they import, tell about each other.
+
+A training script rarely holds all of its set-up: ``init_process_group`` lives in ``utils.py``,
+``print`` is silenced on non-zero ranks by ``util/misc.py``, the rank-0 predicate is ``utils.is_primary``,
+and a framework (Accelerate, Lightning, HF Trainer, DeepSpeed) may do the distributed work.
+:class:`Project` summarises every module once (one :func:`ast.walk`) so each file is judged with
+that knowledge: whether the run is distributed and through what, which names are rank guards,
+whether ``print`` is silenced, and which functions nothing calls.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from troubleshooter.scan.guards import RankLogic, dotted, last
+from troubleshooter.scan.patterns import Patterns
+
+HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
+
+
+class Project:
+    """Knowledge shared by the modules of one scan."""
+
+    def __init__(self, patterns: Patterns):
+        self.P = patterns
+        self.guards = RankLogic(patterns)
+        self.print_silenced = False
+        self.raw_distributed = False  # some module starts torch.distributed / wraps in DDP itself
+        self.frameworks: set[str] = set()  # frameworks some module uses to run distributed
+        self.referenced: set[str] = set()  # names some module calls or reads (outside helper main blocks)
+        self.classes: set[str] = set()  # classes defined in the project's modules
+        self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
+        self._helpers: set[str] = set()  # modules another module of the project imports
+        self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
+        self._seen: set[str] = set()
+
+    # ---- building ---------------------------------------------------------------------------
+    def add(self, path: str, tree: ast.Module) -> list[str]:
+        """Summarise one module; return the paths of the local modules it imports (not yet added)."""
+        key = _key(path, tree)
+        if key in self._seen:
+            return []
+        self._seen.add(key)
+        aliases: dict[str, str] = {}
+        imported: list[tuple[str, int]] = []
+        assigns, defs = [], []
+        main_refs = self._main_refs.setdefault(key, set())
+        for stmt in tree.body:
+            refs = main_refs if _is_main_block(stmt) else self.referenced
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    self._call(node, aliases)
+                elif isinstance(node, ast.Name):
+                    if isinstance(node.ctx, ast.Load):
+                        refs.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    if isinstance(node.ctx, ast.Load):
+                        refs.add(node.attr)
+                    elif node.attr == "print" and dotted(node.value) in ("builtins", "__builtin__", "__builtins__"):
+                        self.print_silenced = True  # builtins.print = a rank-aware print
+                elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    assigns.append(node)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.append(node)
+                elif isinstance(node, ast.ClassDef):
+                    self.classes.add(node.name)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        head = alias.name.partition(".")[0]
+                        aliases[alias.asname or head] = alias.name if alias.asname else head
+                        imported.append((alias.name, 0))
+                elif isinstance(node, ast.ImportFrom):
+                    for alias in node.names:
+                        if node.module and not node.level:
+                            aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                        imported.append((f"{node.module}.{alias.name}" if node.module else alias.name, node.level))
+                    if node.module:
+                        imported.append((node.module, node.level))
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+                    refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
+        self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
+        self.guards.learn(assigns, defs)
+        if not path:
+            return []
+        helpers = _resolve(Path(path), imported)
+        self._helpers.update(str(p.resolve()) for p in helpers)
+        return [p for p in helpers if str(p.resolve()) not in self._seen]
+
+    def _call(self, node: ast.Call, aliases: dict[str, str]) -> None:
+        P = self.P
+        text = dotted(node.func) or ""
+        head, dot, rest = text.partition(".")
+        qual = aliases.get(head, head) + dot + rest if head else ""
+        name = last(text)
+        if name in P.print_silencers or (name == "print" and any(k.arg == "force" for k in node.keywords)):
+            self.print_silenced = True
+        if qual in P.ddp_wrappers or qual in P.init_process_group or qual in P.distributed_samplers:
+            self.raw_distributed = True
+        for framework, spec in P.frameworks.items():
+            if qual in spec["entry"] or any(qual.startswith(m) for m in spec["entry_prefixes"]):
+                self.frameworks.add(framework)
+
+    def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
+        """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""
+        try:
+            tree = ast.parse(Path(path).read_bytes(), filename=path)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        for helper in self.add(path, tree):
+            if depth > 1:
+                self.add_source(str(helper), depth - 1)
+
+    # ---- queries ----------------------------------------------------------------------------
+    def rank_names(self) -> tuple[set[str], set[str]]:
+        """(names holding a rank, names true on the main process only) learnt across the project."""
+        return self.guards.rank_vars, self.guards.main_vars
+
+    def handled_by_framework(self, finding_id: str) -> bool:
+        """True when every framework the project runs through takes care of ``finding_id`` itself."""
+        return bool(self.frameworks) and all(finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
+
+    def is_helper(self, path: str) -> bool:
+        """True for a module another module of the project imports (its ``__main__`` block does not run)."""
+        return bool(path) and str(Path(path).resolve()) in self._helpers
+
+    def is_called(self, name: str) -> bool:
+        """False only for a function nothing in the project calls or names (when the project runs something)."""
+        if not self.has_entry or name in self.referenced or self.P.matches("implicit_callees", name):
+            return True
+        return any(name in refs for key, refs in self._main_refs.items() if key not in self._helpers)
+
+
+def _key(path: str, tree: ast.Module) -> str:
+    return str(Path(path).resolve()) if path else f"<{id(tree)}>"
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``"""
+    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and \
+        dotted(stmt.test.left) == "__name__"
+
+
+def _is_entry(stmt: ast.stmt) -> bool:
+    return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+
+
+def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[Path]:
+    """Files of the local modules named by imports (relative to the file's folder and its parents)."""
+    folder = path.parent
+    out: list[Path] = []
+    for module, level in imported:
+        if not module:
+            continue
+        parts = module.split(".")
+        bases = [folder.parents[level - 2] if level >= 2 and len(folder.parents) >= level - 1 else folder] \
+            if level else [folder, *list(folder.parents)[:2]]
+        for base in bases:
+            candidate = base.joinpath(*parts)
+            for found in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+                if found.is_file() and found not in out and found != path:
+                    out.append(found)
+                    break
+            else:
+                continue
+            break
+    return out
