@@ -96,6 +96,10 @@ def test_every_example_line_is_found_by_the_prefilter(rules):
                 assert found, (sig["id"], example)
             elif sig.get("fact"):
                 assert sig["fact"] in facts, (sig["id"], example)
+            elif sig.get("wrapper"):
+                raw = example.encode()
+                flagged = analyzer._confirmed(raw, analyzer.prefilter.line_payloads(raw))
+                assert any(analyzer.signatures[i].id == sig["id"] for i in flagged), (sig["id"], example)
             else:
                 assert sig["id"] in analyzer._contexts, (sig["id"], example)
 

@@ -23,6 +23,7 @@ BASE_FACTS = (
     FactSpec("log.root_cause", "dict", "The hit judged the root cause: id, rank, path, line, detail, traceback"),
     FactSpec("log.suppressed", "list", "Generic hits withheld because a more specific failure explains them"),
     FactSpec("log.rank-crashed", "list", "The rank the launcher names as the first to fail, when no signature explains it"),
+    FactSpec("log.unrecognized-failure", "list", "A failure (non-zero exit, uncaught exception) that no signature explains"),
 )
 
 

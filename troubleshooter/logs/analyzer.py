@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -194,8 +195,8 @@ class LogAnalyzer:
         if BLOCK in payloads:
             self.blocks.feed(body, prefix.rank, path, line_no)
         line_rank = prefix.rank if prefix.rank is not None else self.blocks.context_rank()
-        produced: list[dict[str, Any]] = []
-        findings_on_line: set[str] = set()
+        matched: list[tuple[Signature, re.Match, dict[str, Any], int | None]] = []
+        inner_from = -1  # where the innermost stated reason starts (after the last wrapper), if any
         for index in sorted(p for p in payloads if p != BLOCK):
             sig = self.signatures[index]
             match = sig.regex.search(body)
@@ -203,7 +204,9 @@ class LogAnalyzer:
                 continue
             values = sig.extract(match)
             rank = values["rank"] if isinstance(values.get("rank"), int) else line_rank
-            if sig.context:
+            if sig.wrapper:
+                inner_from = max(inner_from, match.end())
+            elif sig.context:
                 ctx = self._contexts.setdefault(sig.id, _Context())
                 ctx.last_line[path] = line_no
                 if len(ctx.ranks) < 1024:
@@ -211,7 +214,14 @@ class LogAnalyzer:
                 ctx.vars.update(values)
             elif sig.fact:
                 self._collect(sig, values.get("value"))
-            elif sig.finding not in findings_on_line:
+            else:
+                matched.append((sig, match, values, rank))
+        if inner_from >= 0 and any(m.start() >= inner_from for _, m, _, _ in matched):
+            matched = [item for item in matched if item[1].start() >= inner_from]  # the reason beats its wrapper
+        produced: list[dict[str, Any]] = []
+        findings_on_line: set[str] = set()
+        for sig, _, values, rank in matched:
+            if sig.finding not in findings_on_line:
                 findings_on_line.add(sig.finding)
                 produced.append(self._record(sig, rank, values, body, path, line_no, order))
         return [p for p in produced if p]
@@ -317,11 +327,13 @@ class LogAnalyzer:
         if suppressed:
             facts["log.suppressed"] = [{"id": h.finding, "rank": h.rank, "line": h.line, "path": h.path,
                                         "signature": h.sig.id} for h in suppressed]
-        root = self._root_cause(kept, failures)
+        root = self._root_cause(kept, failures) or self._uncaught_exception()
         if root:
             facts["log.root_cause"] = root
-            if root["id"] is None and root.get("rank") is not None:
+            if root["id"] is None and root.get("rank") is not None and failures:
                 facts["log.rank-crashed"] = [crash_hit(root)]
+            elif root["id"] is None:
+                facts["log.unrecognized-failure"] = [unrecognized_hit(root)]
             for hit in facts.get(f"log.{root['id']}") or []:  # the engine puts the root cause first
                 if (hit["path"], hit["line"]) == (root.get("path"), root.get("line")):
                     hit["root"] = True
@@ -346,8 +358,20 @@ class LogAnalyzer:
         first = next((f for f in failures if f.get("root")), failures[0] if failures else None)
         if first is None:
             return None
-        return {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
+        root = {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
                                                      "traceback") if k in first}}
+        exc = self.blocks.first_exception
+        if exc and "traceback" not in root:
+            root.update(traceback=exc["text"], where=exc.get("where"))
+        return root
+
+    def _uncaught_exception(self) -> dict[str, Any] | None:
+        """No hit and no launcher record, but a traceback ended in an exception: the run failed all the same."""
+        exc = self.blocks.first_exception
+        if exc is None:
+            return None
+        return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
+                "traceback": exc["text"], "where": exc.get("where")}
 
 
 def crash_hit(root: dict[str, Any]) -> dict[str, Any]:
@@ -360,6 +384,25 @@ def crash_hit(root: dict[str, Any]) -> dict[str, Any]:
             "rank": root["rank"], "source": "log", "root": True, "order": float("-inf"),
             "vars": {k: root[k] for k in ("rank", "exit_code", "signal", "host") if root.get(k) is not None}
             | ({"exception": last} if last else {})}
+
+
+def unrecognized_hit(root: dict[str, Any]) -> dict[str, Any]:
+    """A failure no signature explains: the first failing rank and its first error, as a hit."""
+    trace = (root.get("traceback") or "").strip().splitlines()
+    exception = trace[-1].strip() if trace else ""
+    who = (f"rank {root['rank']}" if root.get("rank") is not None else
+           f"local rank {root['local_rank']}" if root.get("local_rank") is not None else "a process")
+    how = f" (exit code {root['exit_code']}{', ' + root['signal'] if root.get('signal') else ''})" \
+        if root.get("exit_code") is not None else ""
+    detail = f"{who} failed{how}" + (f": {exception}" if exception else "") + \
+        (f" at {root['where']}" if root.get("where") else "")
+    values = {k: root[k] for k in ("rank", "local_rank", "exit_code", "signal", "host") if root.get(k) is not None}
+    if exception:
+        values["exception"] = exception
+    if root.get("where"):
+        values["location"] = root["where"]
+    return {"detail": detail, "path": root.get("path"), "line": root.get("line"), "rank": root.get("rank"),
+            "source": "log", "root": True, "order": float("-inf"), "vars": values}
 
 
 @dataclass

@@ -24,12 +24,13 @@ ANCHORS = (
     "ChildFailedError", "Root Cause (first observed failure)",
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
-    "Out Of Memory", "mpirun noticed",
+    "Out Of Memory", "mpirun noticed", 'File "',
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
+_FRAME = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt))(?::|$)")
 _ONE_LINE_EXITS = (
     (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
@@ -85,6 +86,8 @@ class BlockTracker:
 
     failures: list[Failure] = field(default_factory=list)
     exceptions: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    first_exception: dict[str, Any] | None = None   # the earliest exception that ended a traceback
+    _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
     _section: str | None = None
     _current: Failure | None = None
     _mpi: Failure | None = None
@@ -116,10 +119,20 @@ class BlockTracker:
         self._block_lines = self._block_lines + 1 if self._section is not None else 0
         self._one_line(body, rank, path, line)
         self._mpi_block(body, path, line)
+        frame = _FRAME.match(body)
+        if frame:
+            if len(self._frames) < MAX_RECORDS or rank in self._frames:
+                self._frames[rank] = f"{frame.group('file')}:{frame.group('line')}"
+            return
         exc = _EXCEPTION.match(body)
         if exc and len(self.exceptions) < MAX_RECORDS or exc and rank in self.exceptions:
             key = self.context_rank() if self._current is not None else rank
-            self.exceptions[key] = {"text": body[:500], "type": exc.group("type"), "path": path, "line": line}
+            record = {"text": body[:500], "type": exc.group("type"), "path": path, "line": line}
+            if rank in self._frames:
+                record["where"] = self._frames.pop(rank)
+                if self.first_exception is None:
+                    self.first_exception = dict(record, rank=key)
+            self.exceptions[key] = record
             if self._current is not None and self._current.traceback and not self._current.traceback.startswith(body):
                 self._current.traceback = body[:500]
 

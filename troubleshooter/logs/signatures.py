@@ -8,7 +8,10 @@ a ``note``, and exactly one purpose:
   for that finding; optional ``severity``, ``echo``, ``generic``, ``refine``;
 - ``fact: log.<name>`` with ``collect: first|unique`` — an informational fact (NCCL
   version, transports, interfaces);
-- ``context: true`` — the line is only remembered, for other signatures' ``refine``.
+- ``context: true`` — the line is only remembered, for other signatures' ``refine``;
+- ``wrapper: true`` — the match frames another message (``Original reason for failure was:``,
+  ``what():``, ``caused by:``): on that line, hits after the wrapper (the innermost stated reason)
+  replace hits before it.
 
 ``examples`` (lines the pattern must match) are checked at load time.
 """
@@ -33,7 +36,7 @@ RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "
 
 _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "id": ((str,), True), "pattern": ((str,), True), "note": ((str,), True),
-    "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False),
+    "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False), "wrapper": ((bool,), False),
     "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
     "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False),
     "captures": ((dict,), False), "examples": ((list,), False),
@@ -65,6 +68,7 @@ class Signature:
     finding: str | None = None
     fact: str | None = None
     context: bool = False
+    wrapper: bool = False
     collect: str = "unique"
     priority: int = 0
     severity: str | None = None
@@ -196,10 +200,11 @@ def validate_signature_file(data: Any, known_findings: Iterable[str] | None = No
 
 
 def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tuple[int | None, str, str, str]]:
-    purposes = [k for k in ("finding", "fact", "context") if k in sig and sig[k] is not False]
+    purposes = [k for k in ("finding", "fact", "context", "wrapper") if k in sig and sig[k] is not False]
     if len(purposes) != 1:
-        yield (sig.line, f"a signature needs exactly one of finding, fact, context; found {purposes or 'none'}",
-               "finding: <catalog id> for evidence, fact: log.<name> for information, context: true for refine", where)
+        yield (sig.line, f"a signature needs exactly one of finding, fact, context, wrapper; found {purposes or 'none'}",
+               "finding: <catalog id> for evidence, fact: log.<name> for information, context: true for refine, "
+               "wrapper: true for a message that frames another", where)
         return
     purpose = purposes[0]
     finding_only = ("priority", "severity", "echo", "generic", "refine")
@@ -266,7 +271,7 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
                        for r in sig.get("refine") or [])
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
-            fact=sig.get("fact"), context=bool(sig.get("context")), collect=sig.get("collect", "unique"),
+            fact=sig.get("fact"), context=bool(sig.get("context")), wrapper=bool(sig.get("wrapper")), collect=sig.get("collect", "unique"),
             priority=int(sig.get("priority", 0)), severity=sig.get("severity"), echo=bool(sig.get("echo")),
             generic=bool(sig.get("generic")), refine=refine, captures=dict(sig.get("captures") or {}),
             source=sig.get("_source", ""), line=sig.get("_line"),

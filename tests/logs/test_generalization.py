@@ -1,0 +1,75 @@
+"""Structure over strings: wrappers yield to the reason they quote, exits are decoded, failures never pass as clean."""
+
+from __future__ import annotations
+
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
+from troubleshooter.logs import LogAnalyzer
+
+
+def _facts(rules, text: str) -> dict:
+    analyzer = LogAnalyzer(rules)
+    for line in text.strip("\n").splitlines():
+        analyzer.feed(line + "\n", "job.log")
+    return analyzer.facts()
+
+
+def _shown(rules, facts: dict) -> list[str]:
+    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
+    return [f.id for f in findings if f.severity in ("error", "warning")]
+
+
+def test_the_original_reason_beats_the_abort_that_quotes_it(rules):
+    facts = _facts(rules, """
+RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure was: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.
+""")
+    assert facts["log.root_cause"]["id"] == "collective-timeout"
+    assert "log.nccl-error" not in facts
+
+
+def test_without_a_wrapper_both_messages_count(rules):
+    facts = _facts(rules, "RuntimeError: NCCL communicator was aborted on rank 3.\n")
+    assert facts["log.root_cause"]["id"] == "nccl-error"
+
+
+def test_sigkill_after_the_time_limit_is_the_time_limit(rules):
+    facts = _facts(rules, """
+slurmstepd: error: *** STEP 12.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
+srun: error: node1: tasks 0-3: Terminated
+""")
+    assert facts["log.root_cause"]["id"] == "scheduler-time-limit"
+    assert _shown(rules, facts)[0] == "scheduler-time-limit"
+
+
+def test_deepspeed_return_code_minus_9_is_host_memory(rules):
+    facts = _facts(rules, "[ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
+                          "'--local_rank=0'] exits with return code = -9\n")
+    assert facts["log.root_cause"]["id"] == "out-of-memory"
+
+
+def test_a_traceback_nobody_recognises_is_still_a_failure(rules):
+    facts = _facts(rules, """
+step 10 loss 0.5
+Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    main()
+  File "train.py", line 9, in main
+    frobnicate(batch)
+ZeroDivisionError: division by zero
+""")
+    [hit] = facts["log.unrecognized-failure"]
+    assert hit["vars"]["exception"] == "ZeroDivisionError: division by zero"
+    assert hit["vars"]["location"] == "train.py:9"
+    assert _shown(rules, facts) == ["unrecognized-failure"]
+
+
+def test_a_launcher_exit_without_rank_is_still_a_failure(rules):
+    facts = _facts(rules, "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 3) "
+                          "local_rank: 0 (pid: 42) of binary: /usr/bin/python\n")
+    [hit] = facts["log.unrecognized-failure"]
+    assert hit["vars"]["exit_code"] == 3
+
+
+def test_an_exception_printed_without_a_traceback_is_not_a_failure(rules):
+    facts = _facts(rules, "WARNING: retrying after ConnectionError: temporary\nstep 10 loss 0.5\n")
+    assert _shown(rules, facts) == []
