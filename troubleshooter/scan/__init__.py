@@ -77,6 +77,7 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
     """Scan files and directories; a syntax error is recorded and the scan goes on."""
     from troubleshooter.scan.checkers import all_checkers
     from troubleshooter.scan.patterns import load_patterns
+    from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
     from troubleshooter.scan.runner import FileScanner, parse
 
@@ -106,8 +107,10 @@ def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
             helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)
-    for path, data, tree in parsed:
-        outcome = scanner.scan(path, data, tree, project)
+    pending = [scanner.index(path, data, tree, project) for path, data, tree in parsed]
+    propagate_rank0([p.index for p in pending if p.index is not None])
+    for item in pending:
+        outcome = scanner.check(item)
         result.lines += outcome.lines
         if outcome.syntax_error:
             syntax_errors.append(outcome.syntax_error)

@@ -53,8 +53,12 @@ class RankLogic:
         self.main_vars: set[str] = set(main_vars)
 
     # ---- learning ---------------------------------------------------------------------------
-    def learn(self, assigns: list[ast.AST], functions: list[ast.AST]) -> None:
-        """Add names assigned from a rank / a rank-0 test, and predicates returning one (to a fixpoint)."""
+    def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
+        """Add names assigned from a rank / a rank-0 test, predicates returning one, and parameters a rank
+        is passed to (``Trainer(model, rank)``, ``mp.spawn(worker, ...)``), to a fixpoint."""
+        params = _parameters(functions)
+        spawners = {last(s) for s in self.P.spawners}
+        calls = [c for c in calls if last(dotted(c.func)) in params or last(dotted(c.func)) in spawners]
         for _ in range(3):
             before = len(self.rank_vars) + len(self.main_vars)
             for stmt in assigns:
@@ -76,8 +80,26 @@ class RankLogic:
                     self.main_vars.add(func.name)
                 elif returns and all(self.is_rank_expr(v) for v in returns):
                     self.rank_vars.add(func.name)
+            for call in calls:
+                self._learn_call(call, params, spawners)
             if len(self.rank_vars) + len(self.main_vars) == before:
                 break
+
+    def _learn_call(self, call: ast.Call, params: dict[str, list[list[str]]], spawners: set[str]) -> None:
+        name = last(dotted(call.func))
+        if name in spawners and call.args:  # the spawned function's first parameter is the process index
+            for names in params.get(last(dotted(call.args[0])), ()):
+                if names:
+                    self.rank_vars.add(names[0])
+            return
+        for names in params.get(name, ()):
+            for position, arg in enumerate(call.args):
+                if position < len(names) and not isinstance(arg, ast.Starred) and self.is_rank_expr(arg):
+                    self.rank_vars.add(names[position])
+        if name in params:
+            for keyword in call.keywords:
+                if keyword.arg and self.is_rank_expr(keyword.value):
+                    self.rank_vars.add(keyword.arg)
 
     def _rank0_value(self, value: ast.AST) -> bool:
         sides = self.classify(value)
@@ -166,6 +188,27 @@ class RankLogic:
 
     def _mod_of_rank(self, node: ast.AST) -> bool:
         return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and self.is_rank_expr(node.left)
+
+
+def mark_methods(cls: ast.ClassDef) -> None:
+    """Tag each method node with its class name (``owner_class``): a call of the class reaches ``__init__``."""
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            item.owner_class = cls.name
+
+
+def _parameters(functions: list[ast.AST]) -> dict[str, list[list[str]]]:
+    """Callable name -> positional parameter names of each definition (``__init__`` under its class name)."""
+    out: dict[str, list[list[str]]] = {}
+    for func in functions:
+        names = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        if names and names[0] in ("self", "cls"):
+            names = names[1:]
+        out.setdefault(func.name, []).append(names)
+        owner = getattr(func, "owner_class", None)
+        if func.name == "__init__" and owner:
+            out.setdefault(owner, []).append(names)
+    return out
 
 
 def _own_nodes(func: ast.AST):

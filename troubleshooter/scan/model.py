@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from troubleshooter.scan.guards import NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last  # noqa: F401
+from troubleshooter.scan.guards import (  # noqa: F401
+    NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods)
 from troubleshooter.scan.patterns import Patterns
 
 
@@ -35,7 +36,6 @@ class FuncInfo:
     node: ast.AST
     cls: str | None
     rank0: bool = False  # every call site runs on rank 0 only (or a rank-zero decorator)
-    sites: list["CallSite"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,8 @@ class ModuleIndex:
         self.project = project
         self._dead: list[tuple[int, int]] | None = None
         self._training_loops: dict[int, bool] = {}
+        self._ifexps: list[ast.IfExp] = []
+        self._ifexp_sides: dict[int, tuple] = {}  # call node id -> rank side of the ``a if rank0 else b`` arm
         self.aliases: dict[str, str] = {}
         self.local_defs: set[str] = set()
         self.calls: list[CallSite] = []
@@ -135,19 +137,22 @@ class ModuleIndex:
         self.strings: set[str] = set()
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
-        assigns, defs = self._collect_imports(tree)
+        assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ((), ())))
-        self.guards.learn(assigns, defs)
+        self.guards.learn(assigns, defs, calls)
+        self._mark_ifexp_arms()
         self._block(tree.body, Ctx())
-        self._propagate_rank0()
+        propagate_rank0([self])
         self.call_names = frozenset(c.name for c in self.calls if c.name)
 
     # ---- imports and names -----------------------------------------------------------------
-    def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST]]:
-        """Record imports and local definitions; return the assignments and functions (for the guards)."""
-        stars, assigns, defs = [], [], []
+    def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST], list[ast.Call]]:
+        """Record imports and local definitions; return the assignments, functions and calls (for the guards)."""
+        stars, assigns, defs, calls = [], [], [], []
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 assigns.append(node)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
@@ -162,17 +167,21 @@ class ModuleIndex:
                         stars.append(node.module)
                     else:
                         self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.IfExp):
+                self._ifexps.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.local_defs.add(node.name)
                 if not isinstance(node, ast.ClassDef):
                     defs.append(node)
+                else:
+                    mark_methods(node)
         if stars:
             for key in ("ddp_wrappers", "dataloaders", "distributed_samplers", "dataparallel"):
                 for qual in getattr(self.P, key):
                     module, _, name = qual.rpartition(".")
                     if module in stars:
                         self.aliases.setdefault(name, qual)
-        return assigns, defs
+        return assigns, defs, calls
 
     def qual(self, node: ast.AST | None) -> str:
         """Qualified name of a Name/Attribute chain after following imports ("" if not a chain)."""
@@ -281,6 +290,18 @@ class ModuleIndex:
             return Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, ctx.dist_branch)
         return ctx
 
+    def _mark_ifexp_arms(self) -> None:
+        """Calls in an arm of ``x if <rank test> else y`` run on that arm's ranks only."""
+        for node in self._ifexps:
+            sides = self.classify(node.test)
+            if not sides:
+                continue
+            bid = self._new_branch()
+            for arm, (side, part) in enumerate(zip(sides, (node.body, node.orelse))):
+                for sub in ast.walk(part):
+                    if isinstance(sub, ast.Call):
+                        self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
+
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
         for node in ast.walk(root):
             if isinstance(node, ast.Call):
@@ -288,7 +309,9 @@ class ModuleIndex:
                 name = self.qual(func)
                 recv = dotted(func.value) if isinstance(func, ast.Attribute) else None
                 method = func.attr if isinstance(func, ast.Attribute) else last(name)
-                site = CallSite(node, name, method, recv, ctx)
+                arm = self._ifexp_sides.get(id(node))
+                site = CallSite(node, name, method, recv, ctx if arm is None else
+                                Ctx(ctx.func, ctx.sides + (arm,), ctx.loops, ctx.withs, ctx.dist_branch))
                 self.calls.append(site)
                 self._call_by_node[id(node)] = site
             elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
@@ -297,23 +320,6 @@ class ModuleIndex:
                     self.loaded[text] += 1
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
                 self.strings.add(node.value)
-
-    def _propagate_rank0(self) -> None:
-        """A local function all of whose call sites run on rank 0 only runs on rank 0 only."""
-        for site in self.calls:
-            target = None
-            if isinstance(site.node.func, ast.Name) and site.node.func.id in self.functions:
-                target = site.node.func.id
-            elif site.recv == "self" and site.method in self.functions:
-                target = site.method
-            if target:
-                for info in self.functions[target]:
-                    info.sites.append(site)
-        for _ in range(3):
-            for infos in self.functions.values():
-                for info in infos:
-                    if info.sites and not info.rank0:
-                        info.rank0 = all(s.rank0 for s in info.sites)
 
     # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
     def is_rank_expr(self, node: ast.AST) -> bool:
@@ -379,10 +385,11 @@ class ModuleIndex:
         return self.guards.mentions_rank(node)
 
     def is_training_loop(self, loop: ast.AST) -> bool:
-        """True when the loop steps an optimizer or runs a backward pass (not any ``for``)."""
+        """True when the loop itself (not a loop nested in it) steps an optimizer or runs a backward pass, directly
+        or through a local function: a line printed there is printed every step (not any ``for``)."""
         key = id(loop)
         if key not in self._training_loops:
-            sites = list(self.sites_in(loop))
+            sites = [s for s in self.sites_in(loop) if s.ctx.loops and s.ctx.loops[-1] is loop]
             callees = [f for s in sites if s.method in self.functions and (s.recv in (None, "self"))
                        for f in self.functions[s.method]]
             self._training_loops[key] = any(self._steps(s) for s in sites) or any(
@@ -423,3 +430,29 @@ def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
         if text and any(w in text.lower() for w in words):
             return True
     return False
+
+
+
+def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
+    """A function (or every method of a class) all of whose call sites, in the modules of the scan, run on
+    rank 0 only runs on rank 0 only."""
+    defs: dict[str, list[FuncInfo]] = {}
+    for index in indexes:
+        for name, infos in index.functions.items():
+            defs.setdefault(name, []).extend(i for i in infos if i.name != "<class>")
+            for info in infos:
+                if info.cls and info.name != "<class>":
+                    defs.setdefault(info.cls, []).append(info)  # constructing the class runs its methods
+    sites: dict[str, list[CallSite]] = {}
+    for index in indexes:
+        for site in index.calls:
+            local = index.project.local_modules if index.project is not None else ()
+            if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
+                                        or site.method[:1].isupper()):
+                sites.setdefault(site.method, []).append(site)
+    for _ in range(3):
+        for name, infos in defs.items():
+            callers = sites.get(name)
+            if callers and all(s.rank0 for s in callers):
+                for info in infos:
+                    info.rank0 = True

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from troubleshooter.scan.guards import RankLogic, dotted, last
+from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods
 from troubleshooter.scan.patterns import Patterns
 
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
@@ -32,6 +32,7 @@ class Project:
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
+        self.local_modules: set[str] = set()  # dotted names of imported modules that are project files
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
 
@@ -44,13 +45,14 @@ class Project:
         self._seen.add(key)
         aliases: dict[str, str] = {}
         imported: list[tuple[str, int]] = []
-        assigns, defs = [], []
+        assigns, defs, calls = [], [], []
         main_refs = self._main_refs.setdefault(key, set())
         for stmt in tree.body:
             refs = main_refs if _is_main_block(stmt) else self.referenced
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Call):
                     self._call(node, aliases)
+                    calls.append(node)
                 elif isinstance(node, ast.Name):
                     if isinstance(node.ctx, ast.Load):
                         refs.add(node.id)
@@ -65,6 +67,7 @@ class Project:
                     defs.append(node)
                 elif isinstance(node, ast.ClassDef):
                     self.classes.add(node.name)
+                    mark_methods(node)
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         head = alias.name.partition(".")[0]
@@ -80,18 +83,34 @@ class Project:
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
                     refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
-        self.guards.learn(assigns, defs)
+        self.guards.learn(assigns, defs, calls)
         if not path:
             return []
-        helpers = _resolve(Path(path), imported)
+        found = _resolve(Path(path), imported)
+        helpers = [p for _, p in found]
+        self.local_modules.update(module for module, _ in found)
         self._helpers.update(str(p.resolve()) for p in helpers)
         return [p for p in helpers if str(p.resolve()) not in self._seen]
 
-    def _call(self, node: ast.Call, aliases: dict[str, str]) -> None:
+    @classmethod
+    def of_index(cls, index) -> "Project":
+        """The project of a file scanned alone, read off its index (no second walk over the tree)."""
+        project = cls(index.P)
+        project.guards = index.guards
+        project.referenced = {last(n) for n in index.loaded} | {s.method for s in index.calls} | {
+            s for s in index.strings if s.isidentifier()}
+        project.classes = set(index.classes)
+        project.has_entry = any(_is_entry(stmt) for stmt in index.tree.body)
+        for site in index.calls:
+            project._call(site.node, index.aliases, site.name)
+        return project
+
+    def _call(self, node: ast.Call, aliases: dict[str, str], qual: str | None = None) -> None:
         P = self.P
         text = dotted(node.func) or ""
-        head, dot, rest = text.partition(".")
-        qual = aliases.get(head, head) + dot + rest if head else ""
+        if qual is None:
+            head, dot, rest = text.partition(".")
+            qual = aliases.get(head, head) + dot + rest if head else ""
         name = last(text)
         if name in P.print_silencers or (name == "print" and any(k.arg == "force" for k in node.keywords)):
             self.print_silenced = True
@@ -145,10 +164,10 @@ def _is_entry(stmt: ast.stmt) -> bool:
     return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
-def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[Path]:
-    """Files of the local modules named by imports (relative to the file's folder and its parents)."""
+def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
+    """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
     folder = path.parent
-    out: list[Path] = []
+    out: list[tuple[str, Path]] = []
     for module, level in imported:
         if not module:
             continue
@@ -158,8 +177,9 @@ def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[Path]:
         for base in bases:
             candidate = base.joinpath(*parts)
             for found in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                if found.is_file() and found not in out and found != path:
-                    out.append(found)
+                if found.is_file() and found != path:
+                    if all(found != f for _, f in out):
+                        out.append((module, found))
                     break
             else:
                 continue

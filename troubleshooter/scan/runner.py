@@ -21,6 +21,16 @@ class FileOutcome:
     internal_errors: list[str] = field(default_factory=list)
 
 
+@dataclass
+class PendingFile:
+    """A file indexed but not yet checked (the scan links all indexes first)."""
+
+    outcome: FileOutcome
+    path: str
+    index: ModuleIndex | None = None
+    shared: bool = False  # the project is distributed (set-up possibly elsewhere): no per-file pre-filter
+
+
 class FileScanner:
     """Runs the checkers over files and remembers what matters across files of one scan."""
 
@@ -38,29 +48,39 @@ class FileScanner:
 
     def scan(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None = None,
              project: Project | None = None) -> FileOutcome:
-        """Parse ``data`` (unless ``tree`` is given) and run the applicable checkers.
+        """Parse ``data`` (unless ``tree`` is given) and run the applicable checkers on this file alone."""
+        pending = self.index(path, data, tree, project)
+        return self.check(pending)
 
-        ``project`` holds what the other files of the scan tell (set-up in a helper, a framework,
-        rank predicates); without one, the file is judged on its own.
-        """
-        out = FileOutcome(lines=data.count(b"\n") + 1)
+    def index(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None = None,
+              project: Project | None = None) -> "PendingFile":
+        """Parse and index one file; ``project`` holds what the other files of the scan tell (set-up in a
+        helper, a framework, rank predicates). Without one, the file is judged on its own."""
+        pending = PendingFile(FileOutcome(lines=data.count(b"\n") + 1), path)
         if tree is None:
             tree = parse(path, data)
         if isinstance(tree, SyntaxError):
-            out.syntax_error = {"path": path, "line": tree.lineno or 1, "detail": tree.msg}
-            return out
+            pending.outcome.syntax_error = {"path": path, "line": tree.lineno or 1, "detail": tree.msg}
+            return pending
         text = data.decode("utf-8", errors="replace")
-        shared = project is not None and (project.raw_distributed or project.frameworks)
-        if not shared and not any(t in text for t in self._triggers):
-            return out
-        if project is None:
-            project = Project(self.P)
-            project.add("", tree)
+        pending.shared = project is not None and bool(project.raw_distributed or project.frameworks)
+        if not pending.shared and not any(t in text for t in self._triggers):
+            return pending
         try:
-            index = ModuleIndex(tree, text, path, self.P, project)
+            pending.index = ModuleIndex(tree, text, path, self.P, project)
         except RecursionError:
-            out.internal_errors.append(f"{path}: too deeply nested to analyse")
+            pending.outcome.internal_errors.append(f"{path}: too deeply nested to analyse")
+            return pending
+        if project is None:
+            pending.index.project = Project.of_index(pending.index)
+        return pending
+
+    def check(self, pending: "PendingFile") -> FileOutcome:
+        """Run the checkers that apply to an indexed file."""
+        out, index, path = pending.outcome, pending.index, pending.path
+        if index is None:
             return out
+        project, text, shared = index.project, index.text, pending.shared
         self._record_project_facts(index)
         raw = (any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp) or project.raw_distributed
         distributed = raw or bool(project.frameworks)
@@ -68,9 +88,8 @@ class FileScanner:
         for checker in self.checkers:
             if checker.distributed_only and (not distributed or (not raw and project.handled_by_framework(checker.id))):
                 continue
-            if not shared and not any(t in text for t in checker.triggers):
-                continue
-            if shared and checker.triggers is not DISTRIBUTED_TRIGGERS and not any(t in text for t in checker.triggers):
+            generic = shared and checker.triggers is DISTRIBUTED_TRIGGERS  # distributed through the project
+            if not generic and not any(t in text for t in checker.triggers):
                 continue
             try:
                 found = [h for h in checker.check(index) if index.reachable(h.line)]

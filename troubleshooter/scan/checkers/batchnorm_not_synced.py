@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
+from troubleshooter.scan.model import const
 
 
 class BatchnormNotSyncedChecker(Checker):
@@ -14,7 +15,8 @@ class BatchnormNotSyncedChecker(Checker):
     def check(self, m):
         if m.calls_to(m.P.sync_batchnorm) or ("cuda" not in m.text and "nccl" not in m.text):
             return
-        bn = m.calls_named(m.P.batchnorm_layers) or [
+        # affine=False: a parameter-free normaliser of frozen features (linear probing), per-GPU by design
+        bn = [c for c in m.calls_named(m.P.batchnorm_layers) if const(c.kw("affine"), default=True) is not False] or [
             c for c in m.calls if c.name.startswith("torchvision.") and m.P.matches("batchnorm_model_factories", c.name)]
         if not bn:
             return

@@ -27,11 +27,22 @@ class CheckpointWithoutModuleChecker(Checker):
             rebound = m.binding(site.recv, site.line, site.ctx.func)
             if rebound is None or rebound.value is not wrap.node:
                 continue
-            if not self._saved(m, site):
+            if not self._saved(m, site) or self._restored_into_wrapper(m, site.recv):
                 continue
             yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
                                  f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
                       {"model": site.recv})
+
+    @staticmethod
+    def _restored_into_wrapper(m, wrapper: str) -> bool:
+        """The script loads its checkpoints back into the wrapper itself (``module.`` keys on both sides)."""
+        for site in m.calls:
+            if site.recv == wrapper and site.method == "load_state_dict":
+                return True
+            values = [*site.node.args, *(k.value for k in site.node.keywords)]
+            if m.P.matches("checkpoint_restore_calls", site.method) and any(dotted(v) == wrapper for v in values):
+                return True
+        return False
 
     @staticmethod
     def _in_conditional_expr(m, site) -> bool:
