@@ -215,14 +215,17 @@ def test_cancel_kills_a_running_node_probe_at_once(plugins: Path) -> None:
 def test_cancel_tears_the_world_down(plugins: Path) -> None:
     import threading
 
-    from troubleshooter.run.local_world import run_world
     from troubleshooter.core.registry import Registry
+    from troubleshooter.run.local_world import run_world
+    from troubleshooter.run.options import RunOptions
+    from troubleshooter.run.plan import make_plan
 
-    probe = Registry.load([plugins / "probes"]).get("lags")
+    opts = RunOptions(only=("lags",), probe_dirs=(str(plugins / "probes"),), timeout_s=120)
+    plan = make_plan(Registry.load([plugins / "probes"]), opts)
     cancel = threading.Event()
     threading.Timer(3, cancel.set).start()
     started = time.monotonic()
-    outcome = run_world([probe], 2, probe_dirs=[str(plugins / "probes")], timeout_s=120, cancel=cancel)
+    outcome = run_world(plan.rank_job(opts, {}, dict(os.environ)), 2, cancel=cancel)
     assert time.monotonic() - started < 15
     assert outcome.world_facts == {"world.teardown_reason": "cancelled by the user"}
     assert no_children_left()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -67,5 +66,5 @@ def finding_ids(doc: dict) -> set[str]:
 
 def torchrun() -> list[str]:
     """The torchrun command of this interpreter."""
-    return [shutil.which("torchrun") or sys.executable, *([] if shutil.which("torchrun") else
-                                                          ["-m", "torch.distributed.run"])]
+    beside = Path(sys.executable).with_name("torchrun")  # a torchrun on PATH may belong to another Python
+    return [str(beside)] if beside.exists() else [sys.executable, "-m", "torch.distributed.run"]

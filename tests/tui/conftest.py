@@ -28,12 +28,12 @@ def registry():
 def make_app(rules, registry, tmp_path, monkeypatch):
     """Build a TroubleshooterApp over the test rules, with its recovery file in tmp_path."""
     from troubleshooter.tui.app import TroubleshooterApp
-    from troubleshooter.tui.runs import default_args
+    from troubleshooter.run.options import RunOptions
 
     monkeypatch.setenv("TROUBLESHOOTER_STATE_DIR", str(tmp_path / "state"))
 
     def make(**kwargs):
-        args = default_args(probes=[str(DATA / "probes")], backend="gloo", nproc=2)
-        return TroubleshooterApp(rules=rules, registry=registry, args=args, state_file=tmp_path / "state" / "recovery.json",
+        options = RunOptions(probe_dirs=(str(DATA / "probes"),), backend="gloo", nproc=2)
+        return TroubleshooterApp(rules=rules, registry=registry, options=options, state_file=tmp_path / "state" / "recovery.json",
                                  **kwargs)
     return make

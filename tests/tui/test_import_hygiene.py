@@ -46,7 +46,7 @@ def test_only_tui_imports_textual():
 
 
 @pytest.mark.parametrize("module", ["troubleshooter.tui.model", "troubleshooter.tui.recovery",
-                                    "troubleshooter.tui.environment", "troubleshooter.tui.runs"])
+                                    "troubleshooter.tui.environment", "troubleshooter.run.plan"])
 def test_headless_modules_do_not_need_textual(module):
     code = f"import sys, {module}; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

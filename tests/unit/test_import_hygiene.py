@@ -18,7 +18,7 @@ def test_no_torch_no_textual(argv: list[str]) -> None:
 
 
 def test_core_modules_import_without_textual() -> None:
-    code = ("import sys, troubleshooter.core.engine, troubleshooter.run.session, troubleshooter.report.render, troubleshooter.run.auto, "
+    code = ("import sys, troubleshooter.core.engine, troubleshooter.run.session, troubleshooter.report.render, troubleshooter.run.plan, troubleshooter.cli.auto, "
             "troubleshooter.run.local_world; print('textual' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False False", out.stderr

@@ -141,8 +141,8 @@ HANDLERS = {
     "run": "troubleshooter.live.run:command",
     "launch": "troubleshooter.launch.command:command",
     "--list-probes": "troubleshooter.cli.commands:list_probes",
-    "--auto": "troubleshooter.run.auto:command",
-    "tui": "troubleshooter.tui:run_app",
+    "--auto": "troubleshooter.cli.auto:command",
+    "tui": "troubleshooter.cli.commands:tui_command",
 }
 
 

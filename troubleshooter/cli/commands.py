@@ -76,16 +76,17 @@ def report_command(args: argparse.Namespace) -> int:
 
 def probe_command(args: argparse.Namespace) -> int:
     """Run one probe the way ``--auto`` runs it (NODE isolated here, RANK/WORLD in a local world) and report."""
-    from troubleshooter.run.auto import Progress, run_local
+    from troubleshooter.cli.auto import run_options
     from troubleshooter.report.document import choose_format, write_output
+    from troubleshooter.run.plan import run_probes
     from troubleshooter.run.session import Session
 
-    rules = load_rules(args.rules)
-    registry = Registry.load(args.probes)
+    opts = run_options(args).with_(only=(args.name,), skip=())
+    rules = load_rules(list(opts.rules_dirs))
+    registry = Registry.load(list(opts.probe_dirs))
     registry.get(args.name)
-    args.probe, args.skip = [args.name], []
     session = Session(rules, "probe")
-    run_local(session, registry, args, Progress(False))
+    run_probes(session, registry, opts)
     doc = session.report()
     if choose_format(args.format, args.output, "text") == "json":
         emit(doc, "json", args.output)
@@ -95,3 +96,11 @@ def probe_command(args: argparse.Namespace) -> int:
         facts = [f"  {k} = {v}" for r in session.results for k, v in sorted(r.facts.items())]
         write_output("\n".join(facts) + "\n\n" + text if facts else text, args.output)
     return exit_code(doc)
+
+
+def tui_command(args: argparse.Namespace) -> int:
+    """Open the interactive troubleshooter with the command line's options."""
+    from troubleshooter.cli.auto import run_options
+    from troubleshooter.tui import run_app
+
+    return run_app(run_options(args))

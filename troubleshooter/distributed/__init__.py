@@ -9,13 +9,14 @@ See docs/DISTRIBUTED.md for the design and its reasons.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from typing import Any
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.run.events import RunEvent
+from troubleshooter.run.options import RunOptions
 
 JOIN_TIMEOUT_S = 60.0
 VERBOSE_VAR = "TROUBLESHOOTER_VERBOSE_RANKS"
@@ -44,47 +45,52 @@ def fact_specs(rules: Any = None) -> list[FactSpec]:
     return specs
 
 
-def run_distributed(args: argparse.Namespace, rules: Any, registry: Any) -> int:
-    """This process's part of a launched diagnosis; rank 0 writes the report, the others deliver to it."""
-    from troubleshooter.run.auto import Progress, finish, gather_static, options_from_args
+def run_distributed(opts: RunOptions, rules: Any, registry: Any) -> dict | None:
+    """This process's part of a launched diagnosis: rank 0 returns the report to write, the others None.
+
+    A rank that cannot deliver to rank 0 writes its own partial report beside ``opts.output`` and returns None.
+    """
     from troubleshooter.distributed.exchange import Exchange, ExchangeError
     from troubleshooter.distributed.identity import derive
     from troubleshooter.distributed.merge import JobSession, build_session
     from troubleshooter.distributed.rank import run_rank
+    from troubleshooter.run.events import terminal_lines
     from troubleshooter.run.local_world import supervision_limit
+    from troubleshooter.run.plan import gather_static, make_plan
 
+    opts.validate()
     user_env = dict(os.environ)
     ident = derive(user_env, registry)
-    join_timeout = float(args.timeout or JOIN_TIMEOUT_S)
+    join_timeout = float(opts.timeout_s or JOIN_TIMEOUT_S)
     speaks = ident.rank == 0 or user_env.get(VERBOSE_VAR) == "1"
-    progress = Progress(speaks and not args.quiet and args.output != "-")
+    listener = terminal_lines(speaks and not opts.quiet and opts.output != "-")
     started = time.monotonic()
     exchange = Exchange(ident.master_addr, ident.master_port + 1, ident.rank, join_timeout)
     exchange.start()
     session = JobSession(rules, "auto")
     if ident.rank == 0:
-        gather_static(session, args)
-    progress.say(f"rank {ident.rank} of {ident.world_size} ({ident.launcher}), rendezvous at "
-                 f"{ident.master_addr}:{ident.master_port}")
-    payload = run_rank(ident, registry, args, user_env, options_from_args(args), join_timeout,
-                       on_result=progress.result if speaks else None)
+        gather_static(session, opts)
+    listener(RunEvent("note", f"rank {ident.rank} of {ident.world_size} ({ident.launcher}), rendezvous at "
+                              f"{ident.master_addr}:{ident.master_port}"))
+    plan = make_plan(registry, opts, local_world=False)
+    payload = run_rank(ident, plan, opts, user_env, join_timeout, listener)
     if ident.rank != 0:
         try:
             exchange.publish(payload)
-            return 0
+            return None
         except ExchangeError as exc:
             _own_results_only(session, payload, ident, str(exc))
-            return _partial_report(session, ident, args, str(exc))
+            _partial_report(session, ident, opts, str(exc))
+            return None
     if exchange.store is None:  # rank 0 could not host the store: report what this rank saw
         _own_results_only(session, payload, ident, exchange.error or "")
-        return finish(session.report(), args)
-    selected = registry.select(args.probe, args.skip)
-    bound = supervision_limit({p.id: float(args.timeout or p.timeout_s) for p in selected}, join_timeout)
-    progress.say(f"collecting results from {ident.world_size} ranks")
+        return session.report()
+    bound = supervision_limit(plan.timeouts, join_timeout)
+    listener(RunEvent("note", f"collecting results from {ident.world_size} ranks"))
     payloads, claims = exchange.collect(ident.world_size, join_deadline=started + join_timeout + 5,
                                         result_deadline=started + join_timeout + bound, have={0: payload})
     build_session(session, payloads, claims, ident.world_size, ident.launcher)
-    return finish(session.report(), args)
+    return session.report()
 
 
 def _own_results_only(session: Any, payload: dict, ident: Any, why: str) -> None:
@@ -93,17 +99,16 @@ def _own_results_only(session: Any, payload: dict, ident: Any, why: str) -> None
 
     build_session(session, {ident.rank: payload}, {ident.rank: 1}, ident.world_size, ident.launcher)
     for key in ("world.missing_ranks", "ranks.undelivered"):
-        session.world_facts.pop(key, None)
-    session.world_facts["job.exchange_error"] = why
+        session.run_facts.pop(key, None)
+    session.run_facts["job.exchange_error"] = why
     session.extra.update({"partial": True, "partial_rank": ident.rank})
 
 
-def _partial_report(session: Any, ident: Any, args: argparse.Namespace, why: str) -> int:
-    """Write this rank's own report next to the output path; exit 0 so the launcher does not kill the others."""
+def _partial_report(session: Any, ident: Any, opts: RunOptions, why: str) -> None:
+    """Write this rank's own report beside the output path (the launcher must not kill the others: exit 0)."""
     from troubleshooter.report.document import emit
 
-    base = args.output if args.output and args.output != "-" else "troubleshoot-report"
+    base = opts.output if opts.output and opts.output != "-" else "troubleshoot-report"
     path = f"{base}.rank{ident.rank}.json"
     emit(session.report(), "json", path)
     print(f"troubleshoot: rank {ident.rank}: {why}; partial report written to {path}", file=sys.stderr)
-    return 0

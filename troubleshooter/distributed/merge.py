@@ -13,9 +13,10 @@ from typing import Any, Iterable
 
 from troubleshooter.core.engine import Observations
 from troubleshooter.core.facts import Fact, Facts
-from troubleshooter.run.local_world import RankState, classify_stuck
+from troubleshooter.run.local_world import SupervisedRank, classify_stuck
 from troubleshooter.core.probe import ProbeResult
 from troubleshooter.run.session import Session, sort_results
+from troubleshooter.run.world_info import WorldInfo
 
 JOB_PROBE = "job"  # the per-rank record of the distributed run itself (join outcome, comparisons)
 # trainstep probe: synchronised step time (same on every rank) and this rank's own compute (no_sync)
@@ -86,14 +87,11 @@ def build_session(session: JobSession, payloads: dict[int, dict], claims: dict[i
     node_steps = {h: statistics.mean(steps[r] for r in steps if hosts[r] == h) for h in {hosts[r] for r in steps}}
     node_ratio = _ratio_to_median(node_steps) if multi_node else {}
 
-    facts: dict[str, Any] = {"world.size": world_size, "world.launcher": launcher,
-                             "world.nodes": len(set(hosts.values()))}
+    facts: dict[str, Any] = {}
     missing = sorted(r for r in range(world_size) if r not in claims)
     if missing:
         facts["world.missing_ranks"] = missing
     backend = next((p["backend"] for p in payloads.values() if p.get("backend")), None)
-    if backend:
-        facts["world.backend"] = backend
     for name in ("python", "torch", "cuda", "nccl"):
         facts.update(_spread(f"{name}_version", {r: v for r, v in versions[name].items() if v is not None}))
     facts.update(_spread("world_size", {r: p["identity"]["world_size"] for r, p in payloads.items()}))
@@ -112,9 +110,8 @@ def build_session(session: JobSession, payloads: dict[int, dict], claims: dict[i
     if node_ratio:
         facts.update({"nodes.step_ratio": node_ratio, "nodes.slowest_host": max(node_ratio, key=node_ratio.get)})
     facts.update(stuck_facts(payloads))
-    session.world_facts.update(facts)
-    session.world.update({"size": world_size, "backend": backend, "launcher": launcher,
-                          "nodes": facts["world.nodes"]})
+    session.run_facts.update(facts)
+    session.world.update(WorldInfo(size=world_size, launcher=launcher, backend=backend, nodes=len(set(hosts.values()))))
 
     for rank, payload in sorted(payloads.items()):
         session.add_result(job_result(rank, payload, node_ratio.get(hosts[rank])))
@@ -152,7 +149,7 @@ def stuck_facts(payloads: dict[int, dict]) -> dict[str, Any]:
     order: list[str] = []
     for payload in payloads.values():
         order += [ph for ph in payload.get("phases", []) if ph not in order]
-    states = {r: RankState(r, None, probe=(p.get("stuck") or {}).get("probe"), phase=(p.get("stuck") or {}).get("phase"),
+    states = {r: SupervisedRank(r, None, probe=(p.get("stuck") or {}).get("probe"), phase=(p.get("stuck") or {}).get("phase"),
                            done=bool(p.get("done"))) for r, p in payloads.items()}
     laggards, waiting = classify_stuck(states, order)
     first = payloads[min(unfinished)]["world_facts"]

@@ -2,15 +2,13 @@
 
 The child is the same ``troubleshooter.run.rank_worker`` the local world uses: it joins the real
 process group (with a timeout) and runs the RANK and WORLD probes, streaming events. This
-process supervises it with ``localworld.supervise`` (per-probe deadlines; a hang is torn down
+process supervises it with ``local_world.supervise`` (per-probe deadlines; a hang is torn down
 and named), runs the NODE probes when it is local rank 0, and packs everything into a JSON
 payload for rank 0. The child can hang or die; the supervisor always returns a payload.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import socket
@@ -20,13 +18,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from troubleshooter.distributed.identity import Identity
-from troubleshooter.run.local_world import RankState, supervise
-from troubleshooter.core.probe import NODE, ProbeResult
-from troubleshooter.core.registry import Registry
+from troubleshooter.run.local_world import SupervisedRank, supervise
+from troubleshooter.core.probe import ProbeResult
+from troubleshooter.run.events import Listener, RunEvent, ignore
+from troubleshooter.run.job import Job
 from troubleshooter.run.node_runner import kill_group, run_node_probes
+from troubleshooter.run.options import RunOptions
+from troubleshooter.run.plan import Plan
 
 AGREE_PREFIXES = ("NCCL_", "GLOO_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_")
 AGREE_NAMES = ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID")
@@ -47,38 +48,33 @@ def versions() -> dict[str, str]:
     return found
 
 
-def run_rank(ident: Identity, registry: Registry, args: argparse.Namespace, user_env: dict[str, str],
-             options: dict[str, Any], join_timeout_s: float,
-             on_result: Callable[[ProbeResult], None] | None = None) -> dict[str, Any]:
-    """Run this rank's share of the diagnosis and return its payload (never raises for a child failure)."""
-    selected = registry.select(args.probe, args.skip)
-    node = [p for p in selected if p.scope == NODE] if ident.local_rank == 0 else []
-    ranked = [p for p in selected if p.scope != NODE]
-    timeouts = {p.id: float(args.timeout or p.timeout_s) for p in ranked}
+def run_rank(ident: Identity, plan: Plan, opts: RunOptions, user_env: dict[str, str], join_timeout_s: float,
+             listener: Listener = ignore) -> dict[str, Any]:
+    """Run this rank's share of ``plan`` and return its payload (never raises for a child failure).
+
+    NODE probes run once per node (local rank 0), beside the rank child, judging the user's environment.
+    """
     node_results: list[ProbeResult] = []
 
     def node_done(result: ProbeResult) -> None:
         node_results.append(result)
-        if on_result:
-            on_result(result)
+        listener(RunEvent("result", result=result))
 
     node_thread = threading.Thread(target=run_node_probes, daemon=True, kwargs=dict(
-        probes=node, env=user_env, options=options, facts={}, probe_dirs=args.probes, timeout_s=args.timeout,
-        on_done=node_done))
+        probes=list(plan.node) if ident.local_rank == 0 else [], env=user_env, options=opts.probe_options(),
+        facts={}, probe_dirs=opts.probe_dirs, timeouts=plan.timeouts, on_done=node_done))
     node_thread.start()
     payload: dict[str, Any] = {"rank": ident.rank, "host": socket.gethostname(), "pid": os.getpid(),
                                "identity": vars(ident), "env": job_env(user_env), "versions": versions()}
     try:
-        payload.update(_run_child(ident, ranked, timeouts, args, user_env, options, join_timeout_s, on_result))
+        payload.update(_run_child(ident, plan.rank_job(opts, {}, user_env, join_timeout_s), listener))
     finally:
         node_thread.join()
     payload["node_results"] = [r.to_dict() for r in node_results]
     return payload
 
 
-def _run_child(ident: Identity, ranked: list, timeouts: dict[str, float], args: argparse.Namespace,
-               user_env: dict[str, str], options: dict[str, Any], join_timeout_s: float,
-               on_result: Callable[[ProbeResult], None] | None) -> dict[str, Any]:
+def _run_child(ident: Identity, job: Job, listener: Listener) -> dict[str, Any]:
     phases: list[str] = []
     join: dict[str, Any] = {}
 
@@ -90,26 +86,23 @@ def _run_child(ident: Identity, ranked: list, timeouts: dict[str, float], args: 
             join["started"] = event["t"]
         elif event["event"] == "init-done":
             join["seconds"] = event.get("seconds")
-        elif event["event"] == "probe-end" and on_result:
-            on_result(ProbeResult.from_dict(event["result"]))
+        elif event["event"] == "probe-end":
+            listener(RunEvent("result", result=ProbeResult.from_dict(event["result"])))
 
     with tempfile.TemporaryDirectory(prefix="troubleshoot-rank-") as tmp:
         events_dir = Path(tmp)
-        job = events_dir / "job.json"
-        job.write_text(json.dumps({
-            "probes": [p.id for p in ranked], "probe_dirs": list(args.probes), "options": options, "facts": {},
-            "backend": args.backend, "timeouts": timeouts, "events_dir": str(events_dir), "needs_world": True,
-            "init_timeout_s": join_timeout_s, "probe_env": user_env}, default=str))
+        job.events_dir, job.needs_world, job.node_probes = str(events_dir), True, []
+        path = job.write(events_dir / "job.json")
         log_path = events_dir / f"rank{ident.rank}.log"
         started = time.time()
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.rank_worker", str(job)],
-                                    env={**user_env, **ident.torch_env(), "PYTHONUNBUFFERED": "1"},
+            proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.rank_worker", str(path)],
+                                    env={**job.probe_env, **ident.torch_env(), "PYTHONUNBUFFERED": "1"},
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-            state = RankState(ident.rank, proc)
+            state = SupervisedRank(ident.rank, proc)
             try:
-                world_facts = supervise({ident.rank: state}, events_dir, timeouts, join_timeout_s, on_event)
+                world_facts = supervise({ident.rank: state}, events_dir, job.timeouts, job.init_timeout_s, on_event)
             finally:
                 kill_group(proc)
         tail = "\n".join(log_path.read_text(errors="replace").strip().splitlines()[-20:])

@@ -117,6 +117,7 @@ def command(args: argparse.Namespace) -> int:
     from troubleshooter.report.document import choose_format, emit, exit_code, write_output
     from troubleshooter.core.ruleset import load_rules
     from troubleshooter.run.session import Session
+    from troubleshooter.run.world_info import WorldInfo
 
     rules = load_rules(getattr(args, "rules", None) or [])
     live_rules = live_rules_for(rules)
@@ -125,7 +126,7 @@ def command(args: argparse.Namespace) -> int:
     session = Session(rules, "attach")
     session.add_facts(facts, "attach")
     session.extra.update(extra)
-    session.world = {"size": job.world_size, "backend": None, "launcher": job.launcher}
+    session.world = WorldInfo(size=job.world_size, launcher=job.launcher)
     doc = session.report()
     if choose_format(args.format, args.output, "text") == "json":
         emit(doc, "json", args.output)

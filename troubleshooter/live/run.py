@@ -299,6 +299,7 @@ def command(args: argparse.Namespace) -> int:
     from troubleshooter.report.document import emit, exit_code
     from troubleshooter.core.ruleset import load_rules
     from troubleshooter.run.session import Session
+    from troubleshooter.run.world_info import WorldInfo
 
     launch = list(args.launch or [])
     if launch and launch[0] == "--":
@@ -349,8 +350,8 @@ def command(args: argparse.Namespace) -> int:
         "analyzer": "on" if analyzer is not None else "unavailable (troubleshooter.logs not installed)",
     }
     session.interrupted = outcome.interrupted
-    session.world = {"size": outcome.attach_facts.get("live.world_size"), "backend": None,
-                     "launcher": outcome.attach_facts.get("live.launcher")}
+    session.world = WorldInfo(size=outcome.attach_facts.get("live.world_size"),
+                              launcher=outcome.attach_facts.get("live.launcher"))
     doc = session.report()
     emit(doc, args.format, args.output, default="md")
     return exit_code(doc)

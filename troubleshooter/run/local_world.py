@@ -1,6 +1,6 @@
 """Start a local world of rank processes, supervise them, and turn hangs into named stuck ranks.
 
-The supervisor reads each rank's event stream (rankworker.py). Every probe has a deadline
+The supervisor reads each rank's event stream (rank_worker.py). Every probe has a deadline
 from the moment the first rank enters it; past it, the world is torn down (process groups
 killed, children reaped) and the ranks that had not finished are reported with the phase
 each was in. A rank that dies takes the world down the same way.
@@ -18,9 +18,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
-from troubleshooter.core.probe import Probe, ProbeResult
+from troubleshooter.core.launchers import LOCAL_WORLD_VAR
+from troubleshooter.core.probe import ProbeResult
+from troubleshooter.run.job import Job
 from troubleshooter.run.node_runner import kill_group
 
 POLL_S = 0.02
@@ -34,7 +36,7 @@ def free_port() -> int:
 
 
 @dataclass
-class RankState:
+class SupervisedRank:
     """What the supervisor knows about one rank."""
 
     rank: int
@@ -62,7 +64,7 @@ class WorldOutcome:
     log_tails: dict[int, str]
 
 
-def _read_events(path: Path, state: RankState) -> list[dict]:
+def _read_events(path: Path, state: SupervisedRank) -> list[dict]:
     if not path.exists():
         return []
     with open(path, "rb") as handle:
@@ -73,7 +75,7 @@ def _read_events(path: Path, state: RankState) -> list[dict]:
     return [json.loads(line) for line in data[:cut].splitlines() if line.strip()]
 
 
-def _apply(state: RankState, event: dict, on_event: Callable[[int, dict], None] | None) -> None:
+def _apply(state: SupervisedRank, event: dict, on_event: Callable[[int, dict], None] | None) -> None:
     kind = event["event"]
     if kind == "hello":
         state.host = event.get("host", "")
@@ -98,7 +100,7 @@ def _apply(state: RankState, event: dict, on_event: Callable[[int, dict], None] 
         on_event(state.rank, event)
 
 
-def classify_stuck(states: Mapping[int, RankState], phase_order: list[str]) -> tuple[list[int], list[int]]:
+def classify_stuck(states: Mapping[int, SupervisedRank], phase_order: list[str]) -> tuple[list[int], list[int]]:
     """Split unfinished ranks into (did not arrive, waiting): the laggards are those in the earliest phase."""
     unfinished = {r: s for r, s in states.items() if not s.done}
     if not unfinished:
@@ -113,44 +115,33 @@ def classify_stuck(states: Mapping[int, RankState], phase_order: list[str]) -> t
     return laggards, waiting
 
 
-def run_world(probes: list[type[Probe]], nproc: int, *, backend: str = "auto", options: Mapping[str, Any] | None = None,
-              facts: Mapping[str, Any] | None = None, probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
-              init_timeout_s: float = 60.0, env: Mapping[str, str] | None = None,
-              on_event: Callable[[int, dict], None] | None = None,
-              node_probes: Iterable[type[Probe]] = (), cancel: threading.Event | None = None) -> WorldOutcome:
-    """Spawn ``nproc`` ranks running ``probes`` (RANK/WORLD scope) and supervise them to the end.
+def run_world(job: Job, nproc: int, *, on_event: Callable[[int, dict], None] | None = None,
+              cancel: threading.Event | None = None) -> WorldOutcome:
+    """Spawn ``nproc`` ranks running ``job`` and supervise them to the end: the one place a local world starts.
 
-    ``node_probes`` run once, in rank 0 before it joins the world, judging the caller's environment:
-    NODE probes that import torch cost nothing extra there (rank 0 imports it anyway).
-    Setting ``cancel`` tears the world down at once.
+    ``job.node_probes`` run once, in rank 0 before it joins the world, judging the user's environment
+    (``job.probe_env``): NODE probes that import torch cost nothing extra there. Setting ``cancel``
+    tears the world down at once.
     """
-    node_probes = list(node_probes)
-    needs_world = any(p.scope == "world" for p in probes)
-    timeouts = {p.id: float(timeout_s or p.timeout_s) for p in [*probes, *node_probes]}
     port = free_port()
-    base_env = dict(env if env is not None else os.environ)
     with tempfile.TemporaryDirectory(prefix="troubleshoot-world-") as tmp:
         events_dir = Path(tmp)
-        job = events_dir / "job.json"
-        job.write_text(json.dumps({
-            "probes": [p.id for p in probes], "probe_dirs": list(probe_dirs), "options": dict(options or {}),
-            "facts": dict(facts or {}), "backend": backend, "timeouts": timeouts, "events_dir": str(events_dir),
-            "needs_world": needs_world, "init_timeout_s": init_timeout_s,
-            "node_probes": [p.id for p in node_probes], "user_env": base_env}, default=str))
-        states: dict[int, RankState] = {}
+        job.events_dir, job.local_world = str(events_dir), True
+        path = job.write(events_dir / "job.json")
+        states: dict[int, SupervisedRank] = {}
         logs: dict[int, Any] = {}
         try:
             for rank in range(nproc):
-                rank_env = {**base_env, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(nproc),
+                rank_env = {**job.probe_env, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(nproc),
                             "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                            "MASTER_PORT": str(port), "TROUBLESHOOTER_LOCAL_WORLD": "1", "PYTHONUNBUFFERED": "1"}
+                            "MASTER_PORT": str(port), LOCAL_WORLD_VAR: "1", "PYTHONUNBUFFERED": "1"}
                 rank_env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
                 logs[rank] = open(events_dir / f"rank{rank}.log", "wb")
-                proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.rank_worker", str(job)], env=rank_env,
-                                        stdin=subprocess.DEVNULL, stdout=logs[rank], stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-                states[rank] = RankState(rank, proc)
-            world_facts = supervise(states, events_dir, timeouts, init_timeout_s, on_event, cancel)
+                proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.rank_worker", str(path)],
+                                        env=rank_env, stdin=subprocess.DEVNULL, stdout=logs[rank],
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+                states[rank] = SupervisedRank(rank, proc)
+            world_facts = supervise(states, events_dir, job.timeouts, job.init_timeout_s, on_event, cancel)
         finally:
             for state in states.values():
                 kill_group(state.proc)
@@ -169,7 +160,7 @@ def supervision_limit(timeouts: dict[str, float], init_timeout_s: float) -> floa
     return init_timeout_s + 5 + sum(timeouts.values()) + 30
 
 
-def supervise(states: dict[int, RankState], events_dir: Path, timeouts: dict[str, float],
+def supervise(states: dict[int, SupervisedRank], events_dir: Path, timeouts: dict[str, float],
               init_timeout_s: float, on_event: Callable[[int, dict], None] | None,
               cancel: threading.Event | None = None) -> dict[str, Any]:
     """Follow every rank's events until all are done, a deadline passes, a rank dies or ``cancel`` is set.
@@ -207,7 +198,7 @@ def supervise(states: dict[int, RankState], events_dir: Path, timeouts: dict[str
         time.sleep(POLL_S)
 
 
-def _teardown(states: dict[int, RankState], phase_order: list[str], why: str, dead: list[RankState],
+def _teardown(states: dict[int, SupervisedRank], phase_order: list[str], why: str, dead: list[SupervisedRank],
               probe_id: str | None = None, limit: float = 0.0) -> dict[str, Any]:
     """Kill every rank and describe what each was doing; returns world facts."""
     snapshot = {r: (s.probe, s.phase) for r, s in states.items()}

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from troubleshooter.core.probe import Probe, ProbeResult
+from troubleshooter.run.job import Job
 
 
 def kill_group(proc: subprocess.Popen, grace_s: float = 1.0) -> None:
@@ -46,11 +47,9 @@ def run_isolated(probe: type[Probe], env: Mapping[str, str], options: Mapping[st
     """
     timeout = float(timeout_s or probe.timeout_s)
     with tempfile.TemporaryDirectory(prefix="troubleshoot-probe-") as tmp:
-        job = Path(tmp) / "job.json"
         out = Path(tmp) / "result.json"
-        job.write_text(json.dumps({"probe": probe.id, "probe_dirs": list(probe_dirs), "env": dict(env),
-                                   "options": dict(options), "facts": dict(facts), "timeout_s": timeout,
-                                   "result": str(out)}, default=str))
+        job = Job(list(probe_dirs), dict(options), dict(facts), {probe.id: timeout}, dict(env),
+                  node_probes=[probe.id], result_path=str(out)).write(Path(tmp) / "job.json")
         started = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "troubleshooter.run.node_worker", str(job)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -81,14 +80,15 @@ def run_isolated(probe: type[Probe], env: Mapping[str, str], options: Mapping[st
 
 
 def run_node_probes(probes: list[type[Probe]], env: Mapping[str, str], options: Mapping[str, Any],
-                    facts: Mapping[str, Any], probe_dirs: Iterable[str] = (), timeout_s: float | None = None,
+                    facts: Mapping[str, Any], probe_dirs: Iterable[str] = (),
+                    timeouts: Mapping[str, float] | None = None,
                     on_done: Callable[[ProbeResult], None] | None = None, workers: int = 4,
                     cancel: threading.Event | None = None) -> list[ProbeResult]:
-    """Run NODE probes concurrently, each isolated; results in the order given."""
+    """Run NODE probes concurrently, each isolated (``timeouts``: probe id -> seconds); results in the order given."""
     probe_dirs = list(probe_dirs)
 
     def one(probe: type[Probe]) -> ProbeResult:
-        result = run_isolated(probe, env, options, facts, probe_dirs, timeout_s, cancel)
+        result = run_isolated(probe, env, options, facts, probe_dirs, (timeouts or {}).get(probe.id), cancel)
         if on_done:
             on_done(result)
         return result

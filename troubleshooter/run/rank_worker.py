@@ -6,7 +6,6 @@ which probe and phase each rank is in (that is how a hang names the stuck rank).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
@@ -19,6 +18,7 @@ from typing import Any, Callable
 from troubleshooter.core.facts import Facts
 from troubleshooter.core.probe import ProbeContext, ProbeResult, run_probe
 from troubleshooter.core.registry import Registry
+from troubleshooter.run.job import Job
 
 Emit = Callable[..., None]
 
@@ -62,28 +62,25 @@ def join_world(backend_request: str, env: dict[str, str], timeout_s: float, emit
     return backend, device, took
 
 
-def run_probes(probe_ids: list[str], registry: Registry, env: dict[str, str], options: dict[str, Any],
-               facts: dict[str, Any], backend: str | None, device: str | None, init_s: float | None,
-               timeouts: dict[str, float], emit: Emit, probe_env: dict[str, str] | None = None,
-               as_node: bool = False) -> list[ProbeResult]:
+def run_in_rank(probe_ids: list[str], registry: Registry, job: Job, env: dict[str, str], backend: str | None,
+                device: str | None, init_s: float | None, emit: Emit, as_node: bool = False) -> list[ProbeResult]:
     """Run the probes in order inside this rank, emitting start/phase/end events.
 
-    ``probe_env`` is the environment the probes judge when it differs from the one this rank
-    runs with (distributed mode fills in RANK/MASTER_ADDR for MPI/SLURM; probes see the user's).
-    With ``as_node`` they run as NODE probes: no rank identity, results carry rank None.
+    NODE probes (``as_node``: no rank identity, results carry rank None) judge the user's environment
+    ``job.probe_env``; RANK/WORLD probes judge it too, except in the troubleshooter's own local world.
     """
     rank, local_rank, world = (None, None, None) if as_node else identity(env)[:3]
-    known = dict(facts)
+    judged = env if job.local_world and not as_node else job.probe_env
+    known = dict(job.facts)
     if init_s is not None:
         known["world.init_s"] = init_s
     results = []
     for probe_id in probe_ids:
         probe = registry.get(probe_id)()
         emit("probe-start", probe=probe_id)
-        ctx = ProbeContext(env=probe_env if probe_env is not None else env, options=options,
-                           facts=Facts.from_dict(known, "earlier", rank), rank=rank,
-                           local_rank=local_rank, world_size=world, backend=backend, device=device,
-                           timeout_s=timeouts.get(probe_id, probe.timeout_s),
+        ctx = ProbeContext(env=judged, options=job.options, facts=Facts.from_dict(known, "earlier", rank),
+                           rank=rank, local_rank=local_rank, world_size=world, backend=backend, device=device,
+                           timeout_s=job.timeouts.get(probe_id, probe.timeout_s),
                            on_phase=lambda name, _p=probe_id: emit("phase", probe=_p, phase=name))
         result = run_probe(probe, ctx)
         result.rank = rank
@@ -93,27 +90,22 @@ def run_probes(probe_ids: list[str], registry: Registry, env: dict[str, str], op
     return results
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of a spawned rank (see localworld.py)."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("job")
-    args = parser.parse_args(argv)
-    job = json.loads(Path(args.job).read_text())
+def main(job_path: str) -> int:
+    """Entry point of a spawned rank (see local_world.py and distributed/rank.py)."""
+    job = Job.read(job_path)
     env = dict(os.environ)
     rank = int(env["RANK"])
-    emit = file_emitter(Path(job["events_dir"]) / f"rank{rank}.jsonl")
+    emit = file_emitter(Path(job.events_dir) / f"rank{rank}.jsonl")
     emit("hello", pid=os.getpid(), host=socket.gethostname())
     try:
-        registry = Registry.load(job["probe_dirs"])
-        if job.get("node_probes") and identity(env)[1] == 0:  # once per node, with the user's environment
-            run_probes(job["node_probes"], registry, job["user_env"], job["options"], job["facts"], None, None, None,
-                       job["timeouts"], emit, as_node=True)
+        registry = Registry.load(job.probe_dirs)
+        if job.node_probes and identity(env)[1] == 0:  # once per node, with the user's environment
+            run_in_rank(job.node_probes, registry, job, env, None, None, None, emit, as_node=True)
         backend, device, init_s = (None, None, None)
-        if job["needs_world"]:
-            backend, device, init_s = join_world(job["backend"], env, job["init_timeout_s"], emit)
-        run_probes(job["probes"], registry, env, job["options"], job["facts"], backend, device, init_s,
-                   job["timeouts"], emit, probe_env=job.get("probe_env"))
-        if job["needs_world"]:
+        if job.needs_world:
+            backend, device, init_s = join_world(job.backend, env, job.init_timeout_s, emit)
+        run_in_rank(job.probes, registry, job, env, backend, device, init_s, emit)
+        if job.needs_world:
             import torch.distributed as dist
             dist.destroy_process_group()
     except Exception as exc:  # report, then let the supervisor decide
@@ -124,4 +116,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1]))

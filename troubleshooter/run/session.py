@@ -16,6 +16,7 @@ from troubleshooter.core.findings import Finding
 from troubleshooter.core.probe import ProbeResult
 from troubleshooter.report.document import build_report
 from troubleshooter.core.ruleset import RuleSet
+from troubleshooter.run.world_info import WorldInfo
 
 STATUS_WEIGHT = {"timeout": 0, "error": 1, "ok": 2, "skipped": 3}
 
@@ -27,9 +28,9 @@ class Session:
     rules: RuleSet
     mode: str
     results: list[ProbeResult] = field(default_factory=list)
-    world_facts: dict[str, Any] = field(default_factory=dict)  # facts about the run itself (source "run")
+    world: WorldInfo = field(default_factory=WorldInfo)  # the report's world block and the world.* facts
+    run_facts: dict[str, Any] = field(default_factory=dict)  # other facts about the run itself (source "run")
     extra_facts: list[Fact] = field(default_factory=list)  # scan, logs, answers, ...
-    world: dict[str, Any] = field(default_factory=dict)
     symptom: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
@@ -44,7 +45,7 @@ class Session:
 
     def observations(self) -> Observations:
         """World view (node probes, run facts, scan/log/answers) and each rank's own facts."""
-        world = [Fact(k, v, "run") for k, v in self.world_facts.items()]
+        world = [Fact(k, v, "run") for k, v in {**self.world.facts(), **self.run_facts}.items()]
         world += [Fact("run.mode", self.mode, "run")]
         ranks: dict[int, list[Fact]] = {}
         statuses: dict[str, list[str]] = {}
@@ -71,7 +72,7 @@ class Session:
         extra = dict(self.extra)
         if self.interrupted:
             extra["interrupted"] = True
-        return build_report(self.mode, findings, self.results, obs, self.world, self.symptom, extra)
+        return build_report(self.mode, findings, self.results, obs, self.world.block(), self.symptom, extra)
 
 
 def sort_results(results: Iterable[ProbeResult]) -> list[ProbeResult]:

@@ -7,7 +7,6 @@ inject fakes; when absent they are loaded in a worker after the first paint.
 
 from __future__ import annotations
 
-import argparse
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -37,15 +36,15 @@ class TroubleshooterApp(App[int]):
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
     ]
 
-    def __init__(self, rules: Any = None, registry: Any = None, args: argparse.Namespace | None = None,
+    def __init__(self, rules: Any = None, registry: Any = None, options: Any = None,
                  state_file: Path | None = None, offer_resume: bool = True,
                  detect_gpus: Callable[[], str] | None = None) -> None:
         super().__init__()
-        from troubleshooter.tui.runs import default_args
+        from troubleshooter.run.options import RunOptions
 
         self.rules = rules
         self.registry = registry
-        self.args = args or default_args()
+        self.options: RunOptions = options or RunOptions()
         self.state_file = state_file or recovery.recovery_path()
         self.offer_resume = offer_resume
         self.detect_gpus = detect_gpus or environment.gpus
@@ -71,8 +70,8 @@ class TroubleshooterApp(App[int]):
         from troubleshooter.core.registry import Registry
         from troubleshooter.core.ruleset import load_rules
 
-        rules = self.rules or load_rules(self.args.rules)
-        registry = self.registry or Registry.load(self.args.probes)
+        rules = self.rules or load_rules(list(self.options.rules_dirs))
+        registry = self.registry or Registry.load(list(self.options.probe_dirs))
         self.call_from_thread(self._set_knowledge, rules, registry)
 
     def _set_knowledge(self, rules: Any, registry: Any) -> None:
@@ -150,20 +149,23 @@ class TroubleshooterApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="probes", description="probes")
     def _probe_worker(self, probe_ids: list[str], purpose: str, facts: dict, cancel: threading.Event) -> None:
-        from troubleshooter.tui.runs import run_all_checks, run_probes
+        from troubleshooter.run.events import RunEvent
+        from troubleshooter.run.plan import run_probes
+        from troubleshooter.run.session import Session
 
         worker = get_current_worker()
+        auto = purpose == "auto"
 
-        def say(text: str) -> None:
-            if not worker.is_cancelled:
+        def show(event: RunEvent) -> None:  # --auto shows the CLI's lines; a probe run every rank's steps too
+            text = event.line() if auto else event.rank_line()
+            if text and not worker.is_cancelled:
                 self.post_message(ProbeProgress(text))
 
-        if purpose == "auto":
-            batch = run_all_checks(self.rules, self.registry, self.args, say, cancel)
-        else:
-            batch = run_probes(self.registry, probe_ids, self.args, facts, say, cancel)
+        run = Session(self.rules, "tui")
+        facts = {k: v for k, v in facts.items() if not k.startswith(("answer.", "walk."))}
+        run_probes(run, self.registry, self.options, show, cancel, None if auto else probe_ids, None if auto else facts)
         if not worker.is_cancelled:
-            self.post_message(ProbeFinished(probe_ids, purpose, batch))
+            self.post_message(ProbeFinished(probe_ids, purpose, run))
 
     def cancel_probes(self) -> bool:
         """Cancel the running probes: their process groups are killed at once."""
@@ -189,8 +191,8 @@ class TroubleshooterApp(App[int]):
         """Record the results, save, re-render."""
         self.probes_running = []
         self.probe_status = ""
-        self.investigation.add_results(message.batch.results, message.batch.world_facts, message.batch.world)
-        bad = [r for r in message.batch.results if r.status not in ("ok", "skipped")]
+        self.investigation.add_results(message.run.results, message.run.run_facts, message.run.world)
+        bad = [r for r in message.run.results if r.status not in ("ok", "skipped")]
         if bad:
             self.notify("; ".join(f"{r.probe}: {r.status} {r.message}"[:120] for r in bad[:3]), severity="warning",
                         title="Some probes did not complete")
@@ -207,10 +209,10 @@ class TroubleshooterApp(App[int]):
     @work(thread=True, exit_on_error=False, group="analysis", description="analysing files")
     def analyse(self, paths: list[str]) -> None:
         """Scan scripts / analyse logs in a worker."""
-        from troubleshooter.tui.runs import analyse_paths
+        from troubleshooter.run.plan import analyze_files
 
         try:
-            facts, error = analyse_paths(paths, self.rules), ""
+            facts, error = analyze_files(paths, self.rules), ""
         except FileNotFoundError as exc:
             facts, error = {}, str(exc)
         except ImportError as exc:

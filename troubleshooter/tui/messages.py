@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from troubleshooter.tui.runs import ProbeBatch
+    from troubleshooter.run.session import Session
 
 
 class ProbeStarted(Message):
@@ -28,13 +28,13 @@ class ProbeProgress(Message):
 
 
 class ProbeFinished(Message):
-    """Probes finished; ``batch`` holds their results."""
+    """Probes finished; ``run`` holds their results and what they learned about the world."""
 
-    def __init__(self, probe_ids: list[str], purpose: str, batch: ProbeBatch) -> None:
+    def __init__(self, probe_ids: list[str], purpose: str, run: Session) -> None:
         super().__init__()
         self.probe_ids = probe_ids
         self.purpose = purpose
-        self.batch = batch
+        self.run = run
 
 
 class AnalysisFinished(Message):

@@ -17,6 +17,7 @@ from troubleshooter.core.facts import Facts
 from troubleshooter.core.probe import ProbeResult
 from troubleshooter.core.ruleset import RuleSet
 from troubleshooter.run.session import Session, sort_results
+from troubleshooter.run.world_info import WorldInfo
 
 STATE_VERSION = 1
 
@@ -38,8 +39,8 @@ class Investigation:
     def __init__(self, rules: RuleSet):
         self.rules = rules
         self.results: list[ProbeResult] = []
-        self.world_facts: dict[str, Any] = {}
-        self.world: dict[str, Any] = {}
+        self.run_facts: dict[str, Any] = {}
+        self.world = WorldInfo()
         self.static_facts: dict[str, dict[str, Any]] = {}  # source ("scan", "logs") -> facts
         self.analysed: list[str] = []
         self.tree_id: str | None = None
@@ -49,14 +50,15 @@ class Investigation:
 
     # ---- evidence -----------------------------------------------------------------------------
 
-    def add_results(self, results: Iterable[ProbeResult], world_facts: Mapping[str, Any] | None = None,
-                    world: Mapping[str, Any] | None = None) -> None:
+    def add_results(self, results: Iterable[ProbeResult], run_facts: Mapping[str, Any] | None = None,
+                    world: WorldInfo | None = None) -> None:
         """Record probe results; a re-run of a probe replaces its earlier results."""
         results = list(results)
         rerun = {r.probe for r in results}
         self.results = sort_results([r for r in self.results if r.probe not in rerun] + results)
-        self.world_facts.update(world_facts or {})
-        self.world.update({k: v for k, v in (world or {}).items() if v is not None})
+        self.run_facts.update(run_facts or {})
+        if world is not None:
+            self.world.update(world)
 
     def add_static(self, source: str, facts: Mapping[str, Any], paths: Iterable[str]) -> None:
         """Record facts from analysing files (``scan`` or ``logs``)."""
@@ -83,8 +85,8 @@ class Investigation:
             self.tree_id, self.answers, self.redo = tree_id, {}, []
 
     def _base_session(self) -> Session:
-        session = Session(self.rules, "tui", results=list(self.results), world_facts=dict(self.world_facts),
-                          world=dict(self.world))
+        session = Session(self.rules, "tui", results=list(self.results), run_facts=dict(self.run_facts),
+                          world=WorldInfo.from_dict(self.world.block()))
         for source, facts in self.static_facts.items():
             session.add_facts(facts, source)
         if self.answers:
@@ -205,7 +207,7 @@ class Investigation:
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to resume (the recovery file)."""
         return {"version": STATE_VERSION, "tree": self.tree_id, "answers": self.answers, "redo": self.redo,
-                "results": [r.to_dict() for r in self.results], "world_facts": self.world_facts, "world": self.world,
+                "results": [r.to_dict() for r in self.results], "world_facts": self.run_facts, "world": self.world.block(),
                 "static_facts": self.static_facts, "analysed": self.analysed, "ticks": self.ticks}
 
     @classmethod
@@ -215,8 +217,8 @@ class Investigation:
             raise ValueError(f"unsupported saved-state version {data.get('version')!r}")
         inv = cls(rules)
         inv.results = [ProbeResult.from_dict(r) for r in data.get("results") or []]
-        inv.world_facts = dict(data.get("world_facts") or {})
-        inv.world = dict(data.get("world") or {})
+        inv.run_facts = dict(data.get("world_facts") or {})
+        inv.world = WorldInfo.from_dict(data.get("world"))
         inv.static_facts = {k: dict(v) for k, v in (data.get("static_facts") or {}).items()}
         inv.analysed = list(data.get("analysed") or [])
         inv.ticks = {k: bool(v) for k, v in (data.get("ticks") or {}).items()}

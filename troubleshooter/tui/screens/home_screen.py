@@ -64,8 +64,8 @@ class HomeScreen(Screen):
         self.query_one("#env-summary", Static).update(self._env_text())
 
     def _env_text(self) -> Text:
-        args = self.app.args
-        info = environment.launcher_summary(os.environ, args.nproc, args.backend)
+        options = self.app.options
+        info = environment.launcher_summary(os.environ, options.nproc, options.backend)
         info["GPUs"] = self.gpu_text
         text = Text()
         for i, (key, value) in enumerate(info.items()):
