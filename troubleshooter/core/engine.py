@@ -8,6 +8,7 @@ renders fixes (with evidence gates), and orders findings root cause first.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -17,9 +18,12 @@ from troubleshooter.core import conditions
 from troubleshooter.core.facts import Facts
 from troubleshooter.core.findings import SEVERITY_RANK, Evidence, Finding
 from troubleshooter.core.ruleset import CATEGORIES, RuleSet
+from troubleshooter.core.values import readable
 
 HIT_NAMESPACES = ("scan", "log", "live", "walk")  # walk: a decision-tree conclusion (TUI)
 _JINJA = SandboxedEnvironment(autoescape=False, trim_blocks=True, lstrip_blocks=True)
+_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.S)
+_BLOCK = re.compile(r"\{%.*?%\}", re.S)
 
 
 @dataclass
@@ -35,19 +39,29 @@ class Observations:
 
 
 def render_text(template: str, context: Mapping[str, Any]) -> str:
-    """Render rule text (a sandboxed Jinja template); a broken template degrades to the raw text."""
+    """Render rule text (a sandboxed Jinja template). When it fails (a fact missing under a filter, say),
+    each ``{{ … }}`` is rendered on its own and the ones that fail read ``?``: the reader never sees Jinja."""
     try:
         return _JINJA.from_string(template).render(**context).strip()
     except Exception:  # rule text must never crash a diagnosis
-        return template.strip()
+        pass
+
+    def one(match: re.Match) -> str:
+        try:
+            return _JINJA.from_string(match.group(0)).render(**context)
+        except Exception:
+            return "?"
+    text = _EXPRESSION.sub(one, template)
+    try:
+        return _JINJA.from_string(text).render(**context).strip()
+    except Exception:
+        return _BLOCK.sub("", text).strip()
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
+def _fmt(key: str, value: Any) -> str:
     if isinstance(value, (list, tuple)) and len(value) > 8:
-        return f"[{', '.join(map(str, value[:8]))}, … {len(value) - 8} more]"
-    return str(value)
+        return f"{readable(key, list(value[:8]))}, … {len(value) - 8} more"
+    return readable(key, value)
 
 
 def _check_evidence(check: dict, view: Facts, rank: int | None) -> Evidence:
@@ -56,7 +70,7 @@ def _check_evidence(check: dict, view: Facts, rank: int | None) -> Evidence:
     sources = sorted({view.provenance(k).source for k in cited if view.provenance(k)})
     context = {"facts": dict(view), "rank": rank, **{k.replace(".", "_"): v for k, v in cited.items()}}
     detail = render_text(check["detail"], context) if check.get("detail") else \
-        "; ".join(f"{k} = {_fmt(v)}" for k, v in cited.items())
+        "; ".join(f"{k} = {_fmt(k, v)}" for k, v in cited.items())
     hit_vars = {name: render_text(str(template), context) for name, template in (check.get("vars") or {}).items()}
     return Evidence(source=", ".join(sources) or "rules", detail=detail, rank=rank, facts=cited, vars=hit_vars)
 

@@ -17,6 +17,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from troubleshooter.core.paths import templates_dir
+from troubleshooter.report.measurements import Measurements, measurements
+from troubleshooter.core.values import readable
 
 TABLE_TITLES = {"rank_table": "Per rank", "nodes": "Per node"}
 ICONS = {"error": "✗", "warning": "!", "info": "•"}
@@ -64,7 +66,18 @@ class ProbeRow:
     rank: Any
     duration_ms: int
     message: str
-    tables: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class ProbeLine:
+    """Runs of one probe with the same outcome on several ranks, as one line."""
+
+    name: str
+    ranks: str
+    status: str
+    icon: str
+    duration_ms: int
+    message: str
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,8 @@ class ReportPage:
     tables: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()
     interrupted: bool = False
     incomplete: tuple[str, ...] = ()  # probe runs that crashed or timed out: the verdict does not cover them
+    probe_lines: tuple[ProbeLine, ...] = ()
+    measured: Measurements = Measurements((), (), (), ())
 
 
 def _markdown(text: str) -> Markup:
@@ -111,24 +126,26 @@ def _markdown(text: str) -> Markup:
     return Markup(md.render(text or ""))  # noqa: S704 - markdown-it escapes; raw HTML is disabled
 
 
-def _fmt_value(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return text if len(text) <= 160 else text[:157] + "…"
-    return str(value)
-
-
 def _tables(details: Mapping[str, Any]) -> tuple:
     """Details entries shaped as a list of flat dicts become tables."""
     out = []
     for name, value in (details or {}).items():
         if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
             columns = tuple(dict.fromkeys(k for row in value for k in row))
-            rows = tuple(tuple(_fmt_value(row.get(c, "")) for c in columns) for row in value[:200])
+            rows = tuple(tuple(readable(c, row.get(c, "")) for c in columns) for row in value[:200])
             out.append((name, columns, rows))
     return tuple(out)
+
+
+def _probe_lines(probes: Iterable[ProbeRow]) -> tuple[ProbeLine, ...]:
+    lines = []
+    for group in _probe_groups(probes):
+        p = group[0]
+        ranks = [g.rank for g in group if g.rank is not None]
+        lines.append(ProbeLine(p.name, _span(ranks) if ranks else "–", p.status, p.icon,
+                               max(g.duration_ms for g in group),
+                               f"rank {p.rank}: {p.message}" if len(ranks) > 1 and p.message else p.message))
+    return tuple(lines)
 
 
 def view_model(doc: Mapping[str, Any]) -> ReportPage:
@@ -148,38 +165,46 @@ def view_model(doc: Mapping[str, Any]) -> ReportPage:
             explained_by=tuple(f.get("explained_by") or ()), gate_unmet=f.get("gate_unmet"),
             ranks=tuple(f.get("ranks") or ())))
     probes = tuple(ProbeRow(p["name"], p.get("status", ""), STATUS_ICONS.get(p.get("status"), "?"), p.get("rank"),
-                            int(round(float(p.get("duration_s") or 0) * 1000)), p.get("message", ""),
-                            _tables(p.get("details") or {}))
+                            int(round(float(p.get("duration_s") or 0) * 1000)), p.get("message", ""))
                    for p in doc.get("probes", []))
     summary = doc.get("summary") or {}
     verdict = ("No issues found." if not findings else
                f"Found {len(findings)} issue(s): {summary.get('error', 0)} error, {summary.get('warning', 0)} warning, "
                f"{summary.get('info', 0)} info.")
-    world = tuple((k, _fmt_value(v)) for k, v in (doc.get("world") or {}).items())
+    world = tuple((k, readable(k, v)) for k, v in (doc.get("world") or {}).items())
     walk = doc.get("walk") or {}
     run = doc.get("run") or {}
     return ReportPage(
         title=f"DDP diagnosis ({doc.get('mode', 'auto')})", created=doc.get("created", ""),
         tool_version=doc.get("tool_version", ""), mode=doc.get("mode", ""), symptom=doc.get("symptom"),
         world=world, summary=summary, verdict=verdict, findings=tuple(findings), probes=probes,
-        facts=tuple(sorted((k, _fmt_value(v)) for k, v in (doc.get("facts") or {}).items())),
+        facts=tuple(sorted((k, readable(k, v)) for k, v in (doc.get("facts") or {}).items())),
         ranks=tuple(doc.get("ranks") or ()), walk=tuple(walk.get("path") or ()),
         answers=tuple((k, str(v)) for k, v in (walk.get("answers") or {}).items()),
         stack_groups=tuple((doc.get("stacks") or {}).get("groups") or ()),
-        run_info=tuple((k, _fmt_value(v)) for k, v in run.items() if k != "root_failure" and v not in (None, "")),
+        run_info=tuple((k, readable(k, v)) for k, v in run.items() if k != "root_failure" and v not in (None, "")),
         root_failure=run.get("root_failure"),
         tables=_tables({TABLE_TITLES[k]: doc[k] for k in TABLE_TITLES if doc.get(k)}),
         interrupted=bool(doc.get("interrupted")),
         incomplete=tuple(f"{p.name}{'' if p.rank is None else f' (rank {p.rank})'} {p.status}: {p.message}".strip()
-                         for p in probes if p.status in ("error", "timeout")))
+                         for p in probes if p.status in ("error", "timeout")),
+        probe_lines=_probe_lines(probes), measured=measurements(doc))
 
 
 def environment(extra_dirs: Iterable[Path] = ()) -> Environment:
     """Jinja environment: user template dirs first, then the shipped ones; HTML autoescaped."""
     loader = FileSystemLoader([*map(str, extra_dirs), str(templates_dir())])
-    return Environment(loader=loader, autoescape=select_autoescape(enabled_extensions=("html", "html.jinja2"),
-                                                                   default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(loader=loader, autoescape=select_autoescape(enabled_extensions=("html", "html.jinja2"),
+                                                                  default_for_string=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["cell"] = markdown_cell
+    return env
+
+
+def markdown_cell(value: Any) -> str:
+    """Text that stays inert inside a Markdown table cell: no HTML, no column breaks, one line."""
+    text = " ".join(str(value).split())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def render(doc: Mapping[str, Any], fmt: str) -> str:
