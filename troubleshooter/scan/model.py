@@ -59,6 +59,7 @@ class CallSite:
     recv: str | None  # dotted receiver of a method call ("model" in model.to(d)), else None
     ctx: Ctx
     assigned_to: str | None = None  # ``x = call(...)``: "x"
+    unpacked_to: tuple = ()  # ``a, b = call(...)``: ("a", "b") (None for a part that is not a name)
     discarded: bool = False  # a bare expression statement: the result is thrown away
 
     @property
@@ -265,6 +266,10 @@ class ModuleIndex:
                     site = self._call_by_node.get(id(stmt.value))
                     if site is not None:
                         site.assigned_to = text
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    site = self._call_by_node.get(id(stmt.value))
+                    if site is not None:
+                        site.unpacked_to = tuple(dotted(e) for e in target.elts)
         return ctx
 
     def _block_ctx(self, stmts: list[ast.stmt], ctx: Ctx) -> Ctx:

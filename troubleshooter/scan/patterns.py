@@ -18,7 +18,7 @@ from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
 # Keys whose strings are regular expressions (compiled); every other key is a set of names.
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
-              "checkpoint_restore_calls")
+              "checkpoint_restore_calls", "framework_collectives")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
@@ -31,7 +31,7 @@ KEYS = (
     "sync_batchnorm", "loss_modules_with_weight", "loss_weight_kwargs", "cpu_tensor_factories",
     "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
-    "local_rank_names", "distributed_flag_words", *REGEX_KEYS,
+    "local_rank_names", "distributed_flag_words", "model_preparers", *REGEX_KEYS,
 )
 
 

@@ -1,5 +1,4 @@
 # expect: checkpoint-without-module, logging-from-all-ranks
-# todo-miss: checkpoint-without-module
 # Harder: the wrapper lives on self and is saved from another method.
 import os
 

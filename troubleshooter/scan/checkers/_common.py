@@ -89,3 +89,30 @@ def collective_names(m: ModuleIndex) -> set[str]:
 def contains(outer: ast.AST, inner: ast.AST) -> bool:
     """True when node ``inner`` is ``outer`` or lies lexically inside it."""
     return any(node is inner for node in ast.walk(outer))
+
+
+def wrapped_models(m: ModuleIndex) -> dict[str, CallSite]:
+    """Names bound to a model a DDP wrapper or a framework prepared (``model, opt = accelerator.prepare(...)``)."""
+    out = dict(wrapper_names(m))
+    for site in m.calls:
+        if site.method not in m.P.model_preparers or site.recv is None:
+            continue
+        if site.assigned_to and len(site.node.args) == 1:
+            out.setdefault(site.assigned_to, site)
+        for arg, target in zip(site.node.args, site.unpacked_to):
+            if target and dotted(arg):
+                out.setdefault(target, site)
+    return out
+
+
+def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
+    """The local function or method a call reaches, when its name is defined once in the file."""
+    if site.recv is not None and site.recv != "self" and site.recv.partition(".")[0] in m.aliases:
+        return None  # a call into an imported module
+    infos = m.functions.get(site.method)
+    if not infos or len(infos) != 1 or infos[0].name == "<class>":
+        return None
+    info = infos[0]
+    if (site.recv is None) != (info.cls is None):
+        return None  # a bare call reaches a function, ``obj.name()`` a method
+    return info

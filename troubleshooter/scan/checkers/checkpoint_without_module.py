@@ -5,33 +5,60 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, wrapper_names
+from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee
 from troubleshooter.scan.model import dotted
 
 
 class CheckpointWithoutModuleChecker(Checker):
-    """``torch.save(ddp_model.state_dict(), ...)`` after ``ddp_model = DDP(...)`` in the same scope."""
+    """``torch.save(ddp_model.state_dict(), ...)`` after ``ddp_model = DDP(...)``, also across the methods of a
+    class and into a local save function; not when the script loads its checkpoints back into the wrapper."""
 
     id = "checkpoint-without-module"
 
     def check(self, m):
         if "consume_prefix_in_state_dict_if_present" in m.text or any("module." in s for s in m.strings):
             return  # the loading side strips the prefix
-        wrappers = wrapper_names(m)
+        for wrap in ddp_wraps(m):
+            name = wrap.assigned_to
+            if not name or wrap.ctx.sides or self._restored_into_wrapper(m, name):
+                continue  # wrapped on some ranks only, or checkpoints go back into the wrapper
+            for site in self._state_dicts_of(m, wrap, name):
+                if self._in_conditional_expr(m, site) or not self._saved(m, site):
+                    continue  # the code picks wrapper vs .module itself, or the state dict is not saved
+                yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
+                                     f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
+                          {"model": site.recv})
+
+    @staticmethod
+    def _state_dicts_of(m, wrap, name: str):
+        """``state_dict()`` calls on the wrapper: after the wrap in its function, in another method of the same
+        class (``self.model = DDP(...)``), or in a local function the wrapper is passed to."""
+        func = wrap.ctx.func
+        cls = func.cls if func else None
+        class_wide = name.startswith("self.") and cls is not None and all(
+            b.value is wrap.node or (b.func and b.func.name == "__init__") for b in m.bindings.get(name, ())
+            if b.func and b.func.cls == cls)
         for site in m.methods("state_dict"):
-            wrap = wrappers.get(site.recv)
-            if wrap is None or site.line <= wrap.line or site.ctx.func is not wrap.ctx.func:
+            if site.recv != name:
                 continue
-            if wrap.ctx.sides or wrap.ctx.dist_branch or self._in_conditional_expr(m, site):
-                continue  # wrapped only sometimes, or the code picks wrapper vs .module itself
-            rebound = m.binding(site.recv, site.line, site.ctx.func)
-            if rebound is None or rebound.value is not wrap.node:
+            if site.ctx.func is func and site.line > wrap.line:
+                rebound = m.binding(name, site.line, func)
+                if rebound is not None and rebound.value is wrap.node:
+                    yield site
+            elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls:
+                yield site
+        for call in m.calls:
+            if call.ctx.func is not func or call.line <= wrap.line:
                 continue
-            if not self._saved(m, site) or self._restored_into_wrapper(m, site.recv):
+            callee = local_callee(m, call)
+            if callee is None or callee.cls is not None:
                 continue
-            yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
-                                 f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
-                      {"model": site.recv})
+            params = [a.arg for a in callee.node.args.args]
+            for position, arg in enumerate(call.node.args):
+                if dotted(arg) == name and position < len(params):
+                    rebound = m.binding(name, call.line, func)
+                    if rebound is not None and rebound.value is wrap.node:
+                        yield from (s for s in m.methods("state_dict", params[position]) if s.ctx.func is callee)
 
     @staticmethod
     def _restored_into_wrapper(m, wrapper: str) -> bool:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import collective_names
-from troubleshooter.scan.model import NONZERO, RANK0
+from troubleshooter.scan.checkers._common import collective_names, local_callee
+from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, last
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
 
 
 class CollectiveMismatchChecker(Checker):
-    """A collective under a rank-dependent branch with no matching call on the other ranks' side."""
+    """A collective under a rank-dependent branch with no matching call on the other ranks' side.
+
+    A collective is a ``torch.distributed`` one, or a framework's (``accelerator.wait_for_everyone()``,
+    ``accelerator.gather_for_metrics()``: ``framework_collectives``). A call of a local function or
+    method that runs one on rank 0's path (directly, or under a branch rank 0 takes) counts too.
+    """
 
     id = "collective-mismatch"
 
@@ -19,21 +24,26 @@ class CollectiveMismatchChecker(Checker):
         runs = self._functions_with_collectives(m, names)
         candidates = []
         for site in m.calls:
-            if site.name in names:
-                label = site.name.rpartition(".")[2]
-            elif site.node.func.__class__.__name__ == "Name" and site.name in runs:
-                label = f"{site.name}()"
-            else:
+            if not site.ctx.sides:
                 continue
-            if site.ctx.sides:
-                candidates.append((site, label))
+            if self._is_collective(m, site, names):
+                candidates.append((site, site.method))
+            else:
+                callee = local_callee(m, site)
+                if callee is not None and callee.name in runs and callee is not site.ctx.func:
+                    candidates.append((site, f"{callee.name}()"))
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
             where = "rank 0 only" if site.rank0 else "some ranks only"
-            inner = f" (it runs {runs[site.name]})" if label.endswith("()") else ""
+            inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") else ""
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
                                  "blocks until the collective times out", {"variable": label})
+
+    @staticmethod
+    def _is_collective(m: ModuleIndex, site: CallSite, names: set[str]) -> bool:
+        return site.name in names or (site.recv is not None and m.P.matches(
+            "framework_collectives", f"{last(site.recv)}.{site.method}"))
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:
@@ -48,19 +58,22 @@ class CollectiveMismatchChecker(Checker):
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
 
-    @staticmethod
-    def _functions_with_collectives(m, names) -> dict[str, str]:
-        """Local function name -> the collective it (transitively) runs, for unconditional runs."""
+    def _functions_with_collectives(self, m: ModuleIndex, names: set[str]) -> dict[str, str]:
+        """Local function/method name -> the collective it runs on rank 0's path (transitively)."""
         runs: dict[str, str] = {}
-        for _ in range(3):
+        for _ in range(4):
             for site in m.calls:
                 func = site.ctx.func
-                if func is None or func.cls or func.name in runs or site.ctx.sides:
+                if func is None or func.name == "<class>" or func.name in runs:
                     continue
-                if site.name in names:
-                    runs[func.name] = f"{site.name.rpartition('.')[2]} at line {site.line}"
-                elif site.name in runs:
-                    runs[func.name] = f"{site.name}() at line {site.line}"
+                if any(side != RANK0 for _, side, _ in site.ctx.sides):
+                    continue  # rank 0 does not get there
+                if self._is_collective(m, site, names):
+                    runs[func.name] = f"{site.method} at line {site.line}"
+                else:
+                    callee = local_callee(m, site)
+                    if callee is not None and callee.name in runs and callee is not func:
+                        runs[func.name] = f"{callee.name}() at line {site.line}"
         return runs
 
 

@@ -5,24 +5,29 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, wrapper_names
-from troubleshooter.scan.model import dotted, last
+from troubleshooter.scan.checkers._common import contains, local_callee, wrapped_models
+from troubleshooter.scan.model import CallSite, ModuleIndex, dotted, last
+
+_BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
 
 
 class GradAccumWithoutNoSyncChecker(Checker):
-    """A loop with backward() every iteration and optimizer.step() only every k-th, and no no_sync()."""
+    """A loop with backward() every iteration and optimizer.step() only every k-th, and no no_sync();
+    or a no_sync() that wraps only the backward pass (DDP decides in the forward whether to all-reduce)."""
 
     id = "grad-accum-without-no-sync"
 
     def check(self, m):
-        wrappers = wrapper_names(m)
-        if not wrappers or m.methods("no_sync") or m.methods("accumulate") or any(
-                "require_backward_grad_sync" in name for name in m.loaded):
+        wrappers = wrapped_models(m)
+        if not wrappers or m.methods("accumulate") or any("require_backward_grad_sync" in n for n in m.loaded):
             return
         model = next(iter(wrappers))
+        no_sync = m.methods("no_sync")
+        if no_sync:
+            yield from self._backward_only(m, no_sync, model)
+            return
         for loop in m.loops:
-            backward = [s for s in m.sites_in(loop.node) if s.method == "backward" and s.ctx.loops and
-                        s.ctx.loops[-1] is loop.node]
+            backward = self._backward_in(m, loop.node)
             if not backward:
                 continue
             gate = self._accum_gate(m, loop.node)
@@ -35,12 +40,40 @@ class GradAccumWithoutNoSyncChecker(Checker):
                       {"model": model, "variable": steps or "accumulation_steps"})
 
     @staticmethod
+    def _backward_in(m: ModuleIndex, loop: ast.AST) -> list[CallSite]:
+        """backward() calls run by each iteration of ``loop`` itself (directly or in a local function it calls)."""
+        found = []
+        for site in m.sites_in(loop):
+            if not site.ctx.loops or site.ctx.loops[-1] is not loop:
+                continue
+            if site.method == "backward":
+                found.append(site)
+                continue
+            callee = local_callee(m, site)
+            if callee is not None and any(s.method == "backward" for s in m.sites_in(callee.node)):
+                found.append(site)
+        return found
+
+    @staticmethod
+    def _backward_only(m: ModuleIndex, no_sync: list[CallSite], model: str):
+        """no_sync() whose ``with`` blocks hold nothing but the backward pass: the forward ran outside it."""
+        contexts = {s.assigned_to for s in no_sync if s.assigned_to} | {
+            b.target for name in m.bindings for b in m.bindings[name]
+            if any(contains(b.value, s.node) for s in no_sync)}
+        inside = [s for s in m.calls if any(last(w) == "no_sync" or w in contexts for w in s.ctx.withs)]
+        if inside and all(s.method in _BACKWARD_ONLY for s in inside):
+            first = min(inside, key=lambda s: s.line)
+            yield Hit(first.line, f"{model}.no_sync() wraps only the backward pass: DDP decides in the forward "
+                                  "whether to all-reduce, so every micro-step still all-reduces; run the forward "
+                                  f"inside {model}.no_sync() too", {"model": model, "variable": "no_sync"})
+
+    @staticmethod
     def _accum_gate(m, loop: ast.AST) -> ast.If | None:
         for node in ast.walk(loop):
             if not isinstance(node, ast.If):
                 continue
             test_is_accum = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node.test)) \
-                or "accum" in ast.unparse(node.test).lower()
+                or "accum" in ast.unparse(node.test).lower() or _named_accum(m, node.test)
             if test_is_accum and any(s.method == "step" and s.recv and ("optim" in s.recv.lower() or
                                      last(s.recv) in ("opt", "scaler")) for s in m.sites_in(node)):
                 return node
@@ -53,6 +86,13 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if text and "accum" in text.lower():
                 return text
         return None
+
+
+def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
+    """``if is_last:`` where ``is_last = (step + 1) % accum == 0``."""
+    name = dotted(test)
+    return bool(name) and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                              for b in m.bindings.get(name, ()) for n in ast.walk(b.value))
 
 
 CHECKER = GradAccumWithoutNoSyncChecker()
