@@ -78,8 +78,11 @@ class CheckpointWithoutModuleChecker(Checker):
 
     @staticmethod
     def _saved(m, site) -> bool:
-        """The state dict ends up in torch.save(...) (directly, or via a variable / dict)."""
-        for save in m.calls_to(m.P.checkpoint_writers):
+        """The state dict ends up in torch.save(...) (directly, via a variable / dict, or a local save helper)."""
+        writers = m.calls_to(m.P.checkpoint_writers)
+        helpers = [c for c in m.calls if (f := local_callee(m, c)) is not None
+                   and any(w.ctx.func is f for w in writers)]
+        for save in writers + helpers:
             if save.ctx.func is not site.ctx.func or save.line < site.line:
                 continue
             roots = [save.node]

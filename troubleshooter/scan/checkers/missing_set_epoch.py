@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, loader_label
+from troubleshooter.scan.checkers._common import contains, dataloaders, loader_label, local_callee
 from troubleshooter.scan.model import const, dotted
 
 
@@ -18,12 +20,12 @@ class MissingSetEpochChecker(Checker):
         for site in m.calls_named(m.P.distributed_samplers):
             if const(site.kw("shuffle"), default=True) is False:
                 continue
-            loader = next((dl for dl in dataloaders(m) if site.node is dl.kw("sampler") or (
-                site.assigned_to and dotted(dl.kw("sampler")) == site.assigned_to)), None)
+            names = self._names_of(m, site)
+            loader = next((dl for dl in dataloaders(m) if self._feeds(m, site, names, dl.kw("sampler"))), None)
             if loader is None:
                 continue
             loader_name = loader_label(loader)
-            sampler = site.assigned_to or f"{loader_name}.sampler"
+            sampler = next(iter(names), None) or f"{loader_name}.sampler"
             epoch_var = self._epoch_loop(m, loader_name)
             if epoch_var is None:
                 continue
@@ -32,11 +34,35 @@ class MissingSetEpochChecker(Checker):
                       {"sampler": sampler, "loader": loader_name, "variable": epoch_var})
 
     @staticmethod
+    def _names_of(m, site) -> list[str]:
+        """Names the sampler is bound to: ``s = DistributedSampler(...)``, also ``s = DistributedSampler(...) if
+        ddp else None``."""
+        if site.assigned_to:
+            return [site.assigned_to]
+        return [b.target for bindings in m.bindings.values() for b in bindings
+                if isinstance(b.value, (ast.IfExp, ast.BoolOp)) and contains(b.value, site.node)]
+
+    @staticmethod
+    def _feeds(m, site, names: list[str], given: ast.AST | None) -> bool:
+        """The loader's ``sampler=`` is this sampler: the call, a name bound to it, or a local function returning it."""
+        if given is None:
+            return False
+        if given is site.node or (dotted(given) and dotted(given) in names):
+            return True
+        made = m.site_of(given) if isinstance(given, ast.Call) else None
+        callee = local_callee(m, made) if made is not None else None
+        return callee is not None and any(isinstance(n, ast.Return) and n.value is not None and contains(n.value, site.node)
+                                          for n in ast.walk(callee.node))
+
+    @staticmethod
     def _epoch_loop(m, loader: str) -> str | None:
         """The epoch loop variable, when the script loops over epochs (or re-iterates the loader)."""
         for loop in m.loops:
             if loop.target and "epoch" in loop.target.lower():
                 return loop.target
+        for loop in m.loops:
+            if loop.target and any("epoch" in name.lower() for name in loop.iter_names):
+                return loop.target  # for phase in range(self.num_epochs)
         for loop in m.loops:
             if loader in loop.iter_names and loop.ctx.loops:
                 outer = loop.ctx.loops[-1]

@@ -3,38 +3,90 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.model import source
+from troubleshooter.scan.checkers._common import local_callee
+from troubleshooter.scan.model import RANK0, CallSite, FuncInfo, ModuleIndex, dotted, source
 
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.JoinedStr)
 # Rank 0 broadcasting after its save also makes the others wait for it.
 _BROADCASTS = ("broadcast", "broadcast_object_list")
 
 
+@dataclass
+class Event:
+    """A save on rank 0 only, or a load on every rank: the call in the caller, and the path when known."""
+
+    site: CallSite
+    path: ast.AST | None
+    through: str | None = None  # the local function that does it, when not done directly
+
+
 class NoBarrierBeforeCheckpointLoadChecker(Checker):
-    """A rank-0-only torch.save, then torch.load of the same path on every rank, no barrier in between."""
+    """A rank-0-only torch.save, then torch.load on every rank in the same function, no barrier in between;
+    either may happen inside a local function or method (``save_on_master(...)``, ``manager.load(...)``)."""
 
     id = "no-barrier-before-checkpoint-load"
 
     def check(self, m):
-        saves = [s for s in m.calls_named(["torch.save"]) if s.rank0]
-        loads = [s for s in m.calls_named(["torch.load"]) if not s.rank_conditional]
-        for load in loads:
-            path = load.arg(0, "f")
+        saves = list(self._saves(m))
+        for load in self._loads(m):
             for save in saves:
-                target = save.arg(1, "f")
-                if save.ctx.func is not load.ctx.func or save.line >= load.line or path is None or target is None:
+                if save.site.ctx.func is not load.site.ctx.func or save.site.line >= load.site.line:
                     continue
-                if not (isinstance(path, _SIMPLE) and ast.dump(path) == ast.dump(target)):
+                if not self._same_file(save, load) or self._synced_between(m, save.site, load.site):
                     continue
-                if self._synced_between(m, save, load):
-                    continue
-                text = source(path)
-                yield Hit(load.line, f"torch.load({text}) runs on every rank right after rank 0 saves it (line "
-                                     f"{save.line}) with no barrier: the other ranks can read a missing or half-written "
-                                     "file", {"variable": text})
+                text = source(load.path) if load.path is not None else "the checkpoint"
+                what = f"{load.through}() loads {text}" if load.through else f"torch.load({text})"
+                saved = f"{save.through}() at line {save.site.line}" if save.through else f"line {save.site.line}"
+                yield Hit(load.site.line, f"{what} on every rank right after rank 0 saves it ({saved}) with no "
+                                          "barrier: the other ranks can read a missing or half-written file",
+                          {"variable": text})
                 break
+
+    @staticmethod
+    def _same_file(save: Event, load: Event) -> bool:
+        if save.path is not None and load.path is not None:
+            return isinstance(load.path, _SIMPLE) and ast.dump(save.path) == ast.dump(load.path)
+        return save.through is not None  # a save helper then a load: the pair the helper is for
+
+    def _saves(self, m: ModuleIndex):
+        for site in m.calls_named(["torch.save"]):
+            if site.rank0 and site.ctx.sides:
+                yield Event(site, site.arg(1, "f"))
+        for func, inner in self._helpers(m, rank0=True):
+            for call in self._calls_of(m, func):
+                if not call.rank_conditional:
+                    yield Event(call, _argument_for(func, call, inner.arg(1, "f")), func.name)
+
+    def _loads(self, m: ModuleIndex):
+        for site in m.calls_named(["torch.load"]):
+            if not site.rank_conditional:
+                yield Event(site, site.arg(0, "f"))
+        for func, inner in self._helpers(m, rank0=False):
+            for call in self._calls_of(m, func):
+                if not call.rank_conditional:
+                    yield Event(call, _argument_for(func, call, inner.arg(0, "f")), func.name)
+
+    @staticmethod
+    def _helpers(m: ModuleIndex, rank0: bool):
+        """(local function, its torch.save on rank 0 | its torch.load on every rank), with no barrier after/before."""
+        name = "torch.save" if rank0 else "torch.load"
+        for site in m.calls_named([name]):
+            func = site.ctx.func
+            if func is None or func.name == "<class>":
+                continue
+            if rank0 != any(side == RANK0 for _, side, _ in site.ctx.sides) or (not rank0 and site.ctx.sides):
+                continue
+            syncs = [s for s in m.sites_in(func.node) if s.method in m.P.barrier_methods and not s.rank_conditional]
+            if any((s.line > site.line) if rank0 else (s.line < site.line) for s in syncs):
+                continue  # the helper waits for the others itself
+            yield func, site
+
+    @staticmethod
+    def _calls_of(m: ModuleIndex, func: FuncInfo) -> list[CallSite]:
+        return [c for c in m.calls if c.method == func.name and local_callee(m, c) is func]
 
     @staticmethod
     def _synced_between(m, save, load) -> bool:
@@ -46,6 +98,17 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
                     site.method in barriers or site.method in _BROADCASTS or site.method in barrier_funcs):
                 return True
         return False
+
+
+def _argument_for(func: FuncInfo, call: CallSite, inner: ast.AST | None) -> ast.AST | None:
+    """The caller's expression for a helper's path parameter (None when the helper builds the path itself)."""
+    name = dotted(inner) if inner is not None else None
+    params = [a.arg for a in func.node.args.args]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if name in params:
+        return call.arg(params.index(name), name)
+    return None
 
 
 CHECKER = NoBarrierBeforeCheckpointLoadChecker()
