@@ -94,6 +94,7 @@ class Probe:
     produces: ClassVar[tuple[FactSpec, ...]] = ()
     timeout_s: ClassVar[float] = 10.0
     default: ClassVar[bool] = True  # part of ``troubleshoot --auto`` unless asked otherwise
+    default_with: ClassVar[tuple[str, ...]] = ()  # options that, when given, make a non-default probe default
     order: ClassVar[int] = 100  # lower runs first within its scope
 
     def run(self, ctx: ProbeContext) -> ProbeResult:  # pragma: no cover - interface

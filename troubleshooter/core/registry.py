@@ -11,7 +11,7 @@ import inspect
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from troubleshooter.core.errors import UsageError
 from troubleshooter.core.paths import probes_dir
@@ -88,12 +88,17 @@ class Registry:
         except KeyError:
             raise UsageError(f"unknown probe {probe_id!r}; known probes: {', '.join(sorted(self.probes))}") from None
 
-    def select(self, only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[type[Probe]]:
-        """Probes to run: ``only`` (ids) or every default probe, minus ``skip``, ordered by (order, id)."""
-        only, skip = list(only), set(skip)
+    def select(self, only: Iterable[str] = (), skip: Iterable[str] = (),
+               options: Mapping[str, Any] | None = None) -> list[type[Probe]]:
+        """Probes to run: ``only`` (ids) or every default probe, minus ``skip``, ordered by (order, id).
+
+        A probe with ``default_with`` options is a default one when any of those ``options`` is set.
+        """
+        only, skip, options = list(only), set(skip), options or {}
         for probe_id in [*only, *skip]:
             self.get(probe_id)
-        chosen = [self.probes[p] for p in only] if only else [p for p in self.probes.values() if p.default]
+        chosen = [self.probes[p] for p in only] if only else [
+            p for p in self.probes.values() if p.default or any(options.get(o) for o in p.default_with)]
         return sorted((p for p in chosen if p.id not in skip), key=lambda p: (p.order, p.id))
 
     def fact_specs(self) -> dict[str, tuple[str, object]]:
