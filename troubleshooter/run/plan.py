@@ -53,7 +53,8 @@ def make_plan(registry: Registry, opts: RunOptions, probe_ids: Iterable[str] | N
     In a ``local_world``, NODE probes that import torch go to its rank 0 (which imports torch anyway:
     one import saved, 1-3 s here); under a launcher every NODE probe runs beside the rank.
     """
-    selected = [registry.get(p) for p in probe_ids] if probe_ids is not None else registry.select(opts.only, opts.skip, opts.probe_options())
+    selected = [registry.get(p) for p in probe_ids] if probe_ids is not None else \
+        registry.select(opts.only, opts.skip, opts.probe_options())
     ranked = tuple(p for p in selected if p.scope != NODE)
     in_rank0 = tuple(p for p in selected if p.scope == NODE and "torch" in p.needs) if ranked and local_world else ()
     here = tuple(p for p in selected if p.scope == NODE and p not in in_rank0)
