@@ -77,7 +77,8 @@ def startup_chart(fig: StartupFigure, chart_id: str = "startup") -> Markup:
     height = TOP + n * row_h + 40
     ticks = nice_ticks(fig.total)
     scale = plot_w / (ticks[-1] or 1)
-    late = (f"rank {fig.late_rank} is the last to start, its longest phase {fig.late_phase}"
+    late = (f"Rank {fig.late_rank} spent the longest in its own phases (imports and waiting aside); "
+            f"its longest phase is {fig.late_phase}."
             if fig.late_rank is not None else "")
     out = _open(chart_id, height, f"Start-up timeline: phases of {len(fig.rows)} rank(s)",
                 f"Each row is one rank's start-up, phases end to end ({', '.join(fig.phases)}); "

@@ -76,7 +76,8 @@ def chart_views(figs: Figures) -> tuple[ChartView, ...]:
             return lambda r: seconds(by_rank[r].seconds[i]) if r in by_rank else "–"
         rows = [(phase, phase_cell(i)) for i, phase in enumerate(fig.phases)]
         rows.append(("total", lambda r: seconds(sum(by_rank[r].seconds)) if r in by_rank else "no report"))
-        late = (f"Rank {fig.late_rank} is the last to be ready; its longest phase is {fig.late_phase} (outlined)."
+        late = (f"Rank {fig.late_rank} (highlighted) spent the longest in its own phases, imports and waiting aside; "
+                f"its longest phase, {fig.late_phase}, is outlined."
                 if fig.late_rank is not None else "")
         out.append(ChartView(
             "startup", "Start-up timeline", charts.startup_chart(fig),

@@ -8,8 +8,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static
 
+from troubleshooter.report.figures import step_figure
 from troubleshooter.tui.messages import InvestigationChanged
 from troubleshooter.tui.widgets.finding_view import diagnosis_markdown
+from troubleshooter.tui.widgets.step_chart import StepChart
 
 
 class DiagnosisScreen(Screen):
@@ -27,9 +29,10 @@ class DiagnosisScreen(Screen):
         self.doc: dict = {}
 
     def compose(self) -> ComposeResult:
-        """Summary line and the findings."""
+        """Summary line, the step-time chart (once a train step was measured) and the findings."""
         yield Header()
         yield Static(id="summary")
+        yield StepChart(id="step-chart")
         with VerticalScroll(id="findings-scroll"):
             yield Markdown(id="findings")
         yield Footer()
@@ -54,6 +57,7 @@ class DiagnosisScreen(Screen):
         summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s), "
                    "root cause first")
         self.query_one("#summary", Static).update(summary)
+        self.query_one(StepChart).show(step_figure(self.doc))
         self.query_one("#findings", Markdown).update(diagnosis_markdown(self.doc))
 
     def action_export(self) -> None:

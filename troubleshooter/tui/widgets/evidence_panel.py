@@ -7,14 +7,17 @@ from typing import Any, Mapping
 from rich.text import Text
 from textual.widgets import Static
 
+from troubleshooter.core.values import readable
+from troubleshooter.report.figures import step_figure
 from troubleshooter.report.render import STATUS_ICONS
+from troubleshooter.tui.widgets.step_chart import step_text
 
 MAX_VALUE = 40
 MAX_FACTS = 4  # per probe; the rest is in the exported report
+CHART_WIDTH = 34
 
 
-def _short(value: Any) -> str:
-    text = str(value)
+def _short(text: str) -> str:
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
 
 
@@ -45,9 +48,13 @@ class EvidencePanel(Static):
             keys = sorted(result.facts)
             for key in keys[:MAX_FACTS]:
                 text.append(f"  {key} = ", style="dim")
-                text.append(_short(facts.get(key, result.facts[key])) + "\n")
+                text.append(_short(readable(key, facts.get(key, result.facts[key]))) + "\n")
             if len(keys) > MAX_FACTS:
                 text.append(f"  … {len(keys) - MAX_FACTS} more facts in the report\n", style="dim")
+        steps = step_figure({"probes": [r.to_dict() for r in results]})
+        if steps:
+            text.append_text(step_text(steps, CHART_WIDTH))
+            text.append("\n")
         if analysed:
             text.append("Files analysed\n", style="bold")
             for path in analysed:
