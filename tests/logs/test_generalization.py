@@ -70,6 +70,12 @@ def test_a_launcher_exit_without_rank_is_still_a_failure(rules):
     assert hit["vars"]["exit_code"] == 3
 
 
-def test_an_exception_printed_without_a_traceback_is_not_a_failure(rules):
+def test_an_exception_named_inside_a_warning_is_not_a_failure(rules):
     facts = _facts(rules, "WARNING: retrying after ConnectionError: temporary\nstep 10 loss 0.5\n")
     assert _shown(rules, facts) == []
+
+
+def test_an_excerpt_ending_in_a_bare_exception_is_a_failure(rules):
+    facts = _facts(rules, "step 10 loss 0.5\nValueError: frobnication failed for batch 3\n")
+    [hit] = facts["log.unrecognized-failure"]
+    assert hit["vars"]["exception"] == "ValueError: frobnication failed for batch 3"

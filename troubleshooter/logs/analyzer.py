@@ -360,14 +360,14 @@ class LogAnalyzer:
             return None
         root = {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
                                                      "traceback") if k in first}}
-        exc = self.blocks.first_exception
+        exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc and "traceback" not in root:
             root.update(traceback=exc["text"], where=exc.get("where"))
         return root
 
     def _uncaught_exception(self) -> dict[str, Any] | None:
-        """No hit and no launcher record, but a traceback ended in an exception: the run failed all the same."""
-        exc = self.blocks.first_exception
+        """No hit and no launcher record, but an exception was raised (preferably one that ended a traceback)."""
+        exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc is None:
             return None
         return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],

@@ -5,7 +5,8 @@
   traceback``);
 - OpenMPI's "first process to do so was: Process name: [[job,vpid],R] / Exit code: N";
 - one-line exits: torchrun ``failed (exitcode: N) local_rank: L``, ``srun: error: host: task R:
-  Exited with exit code N``, ``mpirun noticed that process rank R … exited on signal S``;
+  Exited with exit code N``, ``mpirun noticed that process rank R … exited on signal S``, DeepSpeed's
+  ``sigkill_handler] [...] exits with return code = N``;
 - each rank's last Python exception line (the end of its traceback).
 
 The grammar of these launcher formats is fixed, so it lives here rather than in the
@@ -24,7 +25,7 @@ ANCHORS = (
     "ChildFailedError", "Root Cause (first observed failure)",
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
-    "Out Of Memory", "mpirun noticed", 'File "',
+    "Out Of Memory", "mpirun noticed", 'File "', "exits with return code",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
@@ -39,6 +40,7 @@ _ONE_LINE_EXITS = (
      "srun"),
     (re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+) "
                 r"exited on signal (?P<signum>\d+)"), "mpirun"),
+    (re.compile(r"sigkill_handler\].*exits with return code = (?P<code>-?\d+)"), "deepspeed"),
 )
 _SIGNAL_NAMES = {"Killed": 9, "Segmentation fault": 11, "Bus error": 7, "Aborted": 6, "Terminated": 15}
 MAX_RECORDS = 256
@@ -87,6 +89,7 @@ class BlockTracker:
     failures: list[Failure] = field(default_factory=list)
     exceptions: dict[Any, dict[str, Any]] = field(default_factory=dict)
     first_exception: dict[str, Any] | None = None   # the earliest exception that ended a traceback
+    earliest_exception: dict[str, Any] | None = None  # the earliest exception line of any kind
     _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
     _section: str | None = None
     _current: Failure | None = None
@@ -133,6 +136,8 @@ class BlockTracker:
                 if self.first_exception is None:
                     self.first_exception = dict(record, rank=key)
             self.exceptions[key] = record
+            if self.earliest_exception is None:
+                self.earliest_exception = dict(record, rank=key)
             if self._current is not None and self._current.traceback and not self._current.traceback.startswith(body):
                 self._current.traceback = body[:500]
 
