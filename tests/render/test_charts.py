@@ -134,3 +134,14 @@ def test_gold_with_every_chart(fmt: str, name: str) -> None:
     if actual != gold.read_text():
         (HERE / f"actual_{name}").write_text(actual)
         pytest.fail(f"{name} differs from the gold file; actual output saved to tests/render/actual_{name}")
+
+
+def test_user_text_in_markdown_tables_stays_inert() -> None:
+    doc = worlds.healthy()
+    doc["world"]["launcher"] = "slurm|<img src=x onerror=alert(1)>"
+    doc["run"] = {"command": "torchrun | tee <log>"}
+    doc["nodes"] = [{"host": "<b>n1</b>|x", "ranks": "0-1"}]
+    md = render(doc, "md")
+    assert "<img" not in md and "<b>" not in md and "<log>" not in md
+    assert "| launcher | slurm\\|&lt;img src=x onerror=alert(1)&gt; |" in md
+    assert "| &lt;b&gt;n1&lt;/b&gt;\\|x | 0-1 |" in md

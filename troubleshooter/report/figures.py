@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from troubleshooter.core.paths import rules_dir
@@ -143,12 +145,21 @@ def startup_figure(doc: Mapping[str, Any]) -> StartupFigure | None:
 
 
 def load_expectations() -> dict:
-    """rules/expectations.yaml (safe loader); {} when absent or malformed."""
-    import yaml
-
+    """rules/expectations.yaml (safe loader); {} when absent or malformed. Read once per version of the file."""
     path = rules_dir() / "expectations.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return _expectations(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@lru_cache(maxsize=4)
+def _expectations(path: str, _mtime_ns: int) -> dict:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
     except (OSError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}

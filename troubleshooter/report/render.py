@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -214,7 +215,13 @@ def render(doc: Mapping[str, Any], fmt: str) -> str:
     if fmt == "text":
         return render_terminal(doc, color=False)
     template = {"md": "report.md.jinja2", "html": "report.html.jinja2"}[fmt]
-    return environment().get_template(template).render(page=view_model(doc))
+    return _shipped_environment().get_template(template).render(page=view_model(doc))
+
+
+@lru_cache(maxsize=1)
+def _shipped_environment() -> Environment:
+    """One environment per process, so each template compiles once (Jinja re-reads a template that changed)."""
+    return environment()
 
 
 def _probe_groups(probes: Iterable[ProbeRow]) -> list[list[ProbeRow]]:
