@@ -31,7 +31,8 @@ KEYS = (
     "sync_batchnorm", "loss_modules_with_weight", "loss_weight_kwargs", "cpu_tensor_factories",
     "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
-    "local_rank_names", "distributed_flag_words", "model_preparers", *REGEX_KEYS,
+    "local_rank_names", "distributed_flag_words", "model_preparers", "functional_losses_with_weight",
+    "ddp_settings", *REGEX_KEYS,
 )
 
 

@@ -156,8 +156,16 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
 
 
 def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
+    # ``self.heads[task](x)``: which entry runs depends on the data, so the container is used only sometimes
+    picked = {id(sub.value) for sub in ast.walk(node)
+              if isinstance(sub, ast.Subscript) and not isinstance(sub.slice, ast.Constant)}
     for sub in ast.walk(node):
         if isinstance(sub, ast.IfExp):
+            continue
+        if id(sub) in picked and isinstance(sub, ast.Attribute) and dotted(sub.value) == "self":
+            if _RANK[INPUT] >= _RANK[kind] and sub.attr not in info.uses:
+                info.uses[sub.attr] = INPUT
+                info.use_lines[sub.attr] = sub.lineno
             continue
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
             old = info.uses.get(sub.attr)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import chain_moves, ddp_wraps, is_device_move, wrapped_name
-from troubleshooter.scan.model import const, source
+from troubleshooter.scan.checkers._common import chain_moves, ddp_wraps, is_device_move, local_callee, wrapped_name
+from troubleshooter.scan.model import const, dotted, source
 
 
 class DdpBeforeToDeviceChecker(Checker):
@@ -13,32 +15,67 @@ class DdpBeforeToDeviceChecker(Checker):
     id = "ddp-before-to-device"
 
     def check(self, m):
-        for wrap in ddp_wraps(m):
-            model = wrapped_name(wrap)
+        for wrap, model in self._wraps(m):
             if not model:
+                yield from self._fresh_inline(m, wrap)
                 continue
             func = wrap.ctx.func
             names = {model, wrap.assigned_to} - {None}
             moves = [s for s in m.calls if s.recv in names and s.ctx.func is func and is_device_move(m, s)]
             if any(s.line < wrap.line and s.recv == model for s in moves):
                 continue
-            binding = m.binding(model, wrap.line, func)
-            if binding is None or chain_moves(m, binding.value) or self._opaque(m, binding.value):
-                continue
             later = [s for s in moves if s.line > wrap.line]
+            binding = m.binding(model, wrap.line, func)
+            if binding is None and later and model in _parameters(func):
+                binding = "parameter"  # moved only after the wrap: the author knows it is not on the GPU yet
+            elif binding is None or chain_moves(m, binding.value) or self._opaque(m, binding.value):
+                continue
             if later:
                 move = later[0]
                 yield Hit(wrap.line, f"DDP({model}) wraps {model} while its parameters are still on the CPU; it is "
                                      f"moved only afterwards ({source(move.node)} at line {move.line})",
                           {"model": model, "variable": wrap.assigned_to or model})
-            elif wrap.kw("device_ids") is not None and const(wrap.kw("device_ids"), default=...) is not None:
+            elif binding != "parameter" and wrap.name in m.P.ddp_wrappers and wrap.kw("device_ids") is not None \
+                    and const(wrap.kw("device_ids"), default=...) is not None:
                 made = m.value_call(binding.value, binding.line + 1, binding.func)
-                fresh = made is not None and (made.name.startswith("torch.nn.") or made.method in m.classes)
-                if not fresh or any(s.recv == model and is_device_move(m, s) for s in m.calls):
+                if not self._fresh(m, made) or any(s.recv == model and is_device_move(m, s) for s in m.calls):
                     continue  # only a module built right here is known to still be on the CPU
                 yield Hit(wrap.line, f"DDP({model}, device_ids=...) wraps {model} but {model} is never moved to "
                                      "that GPU: DDP requires the module on device_ids[0] before wrapping",
                           {"model": model, "variable": wrap.assigned_to or model})
+
+    @staticmethod
+    def _wraps(m):
+        """(call, wrapped model name): DDP(...) calls, and calls of a local function that returns DDP(<param>)."""
+        helpers = {}
+        for wrap in ddp_wraps(m):
+            yield wrap, wrapped_name(wrap)
+            func = wrap.ctx.func
+            if func is not None and func.cls is None and wrapped_name(wrap) in _parameters(func) and any(
+                    isinstance(n, ast.Return) and n.value is wrap.node for n in ast.walk(func.node)):
+                helpers[func.name] = (func, _parameters(func).index(wrapped_name(wrap)))
+        for site in m.calls:
+            if site.method in helpers and local_callee(m, site) is helpers[site.method][0]:
+                arg = site.arg(helpers[site.method][1])
+                if dotted(arg):
+                    yield site, dotted(arg)
+
+    def _fresh_inline(self, m, wrap):
+        """``DDP(Net(), device_ids=[rank])``: a module built inside the call, never moved."""
+        arg = wrap.arg(0, "module")
+        made = m.site_of(arg) if isinstance(arg, ast.Call) else None
+        if wrap.name not in m.P.ddp_wrappers or wrap.kw("device_ids") is None or not self._fresh(m, made):
+            return
+        if chain_moves(m, arg) or made.kw("device") is not None:
+            return
+        text = source(arg)
+        yield Hit(wrap.line, f"DDP({text}, device_ids=...) wraps a module built on the CPU and never moved to that "
+                             "GPU: DDP requires the module on device_ids[0] before wrapping",
+                  {"model": text, "variable": wrap.assigned_to or text})
+
+    @staticmethod
+    def _fresh(m, made) -> bool:
+        return made is not None and (made.name.startswith("torch.nn.") or made.method in m.classes)
 
     @staticmethod
     def _opaque(m, value) -> bool:
@@ -49,6 +86,13 @@ class DdpBeforeToDeviceChecker(Checker):
         if site.name in m.functions or site.method in m.functions:
             return True
         return site.kw("device") is not None or site.kw("device_map") is not None
+
+
+def _parameters(func) -> list[str]:
+    if func is None or func.name == "<class>":
+        return []
+    names = [a.arg for a in func.node.args.args]
+    return names[1:] if names and names[0] in ("self", "cls") else names
 
 
 CHECKER = DdpBeforeToDeviceChecker()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
-from troubleshooter.scan.model import const
+from troubleshooter.scan.model import const, dotted
 
 
 class GradientCheckpointingConflictChecker(Checker):
@@ -13,21 +13,59 @@ class GradientCheckpointingConflictChecker(Checker):
     id = "gradient-checkpointing-conflict"
 
     def check(self, m):
-        wraps = [w for w in ddp_wraps(m) if const(w.kw("find_unused_parameters")) is True]
-        if not wraps:
+        source = self._find_unused_source(m)
+        wraps = ddp_wraps(m)
+        if source is None:
+            if wraps and not self._static_graph(m, wraps):
+                yield from self._reused_module(m, wrapped_name(wraps[0]) or "model")
             return
-        model = wrapped_name(wraps[0]) or "model"
+        line, model = source
         for site in m.calls:
-            reentrant = None
-            if site.name in m.P.activation_checkpoint:
-                reentrant = const(site.kw("use_reentrant"), default=True) is not False
-            elif site.method in m.P.hf_gradient_checkpointing:
-                kwargs = const(site.kw("gradient_checkpointing_kwargs"), default={}) or {}
-                reentrant = not (isinstance(kwargs, dict) and kwargs.get("use_reentrant") is False)
-            if reentrant:
+            if self._reentrant(m, site):
                 yield Hit(site.line, f"reentrant activation checkpointing with DDP({model}, find_unused_parameters=True) "
-                                     f"(line {wraps[0].line}) marks parameters ready twice: 'Expected to mark a "
+                                     f"(line {line}) marks parameters ready twice: 'Expected to mark a "
                                      "variable ready only once'; pass use_reentrant=False", {"model": model})
 
+    @staticmethod
+    def _find_unused_source(m) -> tuple[int, str] | None:
+        """(line, model) of a find_unused_parameters=True: a DDP wrap, a framework's DDP settings (Accelerate's
+        DistributedDataParallelKwargs, Lightning's DDPStrategy, TrainingArguments) or Lightning's strategy string."""
+        for wrap in ddp_wraps(m):
+            if const(wrap.kw("find_unused_parameters")) is True:
+                return wrap.line, wrapped_name(wrap) or "model"
+        for site in m.calls_named(m.P.ddp_settings):
+            if any(const(site.kw(k)) is True for k in ("find_unused_parameters", "ddp_find_unused_parameters")):
+                return site.line, "model"
+        if "ddp_find_unused_parameters_true" in m.strings:
+            return next((s.line for s in m.calls if "ddp_find_unused_parameters_true" in
+                         [const(k.value) for k in s.node.keywords]), 1), "model"
+        return None
+
+    @staticmethod
+    def _reentrant(m, site) -> bool:
+        if site.name in m.P.activation_checkpoint:
+            return const(site.kw("use_reentrant"), default=True) is not False
+        if site.method in m.P.hf_gradient_checkpointing:
+            kwargs = const(site.kw("gradient_checkpointing_kwargs"), default={}) or {}
+            return not (isinstance(kwargs, dict) and kwargs.get("use_reentrant") is False)
+        return False
+
+    @staticmethod
+    def _static_graph(m, wraps) -> bool:
+        return any(const(w.kw("static_graph")) is True for w in wraps) or bool(m.methods("_set_static_graph"))
+
+    def _reused_module(self, m, model: str):
+        """Reentrant ``checkpoint(self.block, x)`` in a loop: the same parameters go through two reentrant
+        backwards in one iteration, which DDP reports as marked ready twice (unless static_graph=True)."""
+        for site in m.calls:
+            if site.name not in m.P.activation_checkpoint or not site.ctx.loops or not self._reentrant(m, site):
+                continue
+            fn = dotted(site.arg(0, "function"))
+            loop_vars = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops}
+            if fn and fn.startswith("self.") and fn not in loop_vars:
+                yield Hit(site.line, f"reentrant checkpoint({fn}, ...) runs inside a loop, so {fn}'s parameters go "
+                                     f"through two reentrant backward passes per iteration under DDP({model}): "
+                                     "'Expected to mark a variable ready only once'; pass use_reentrant=False "
+                                     "(or static_graph=True)", {"model": model})
 
 CHECKER = GradientCheckpointingConflictChecker()

@@ -30,6 +30,31 @@ class LossNotOnDeviceChecker(Checker):
             yield Hit(site.line, f"{name} = {site.name.rpartition('.')[2]}(weight={source(weight)}) keeps its weight "
                                  f"on the CPU while the model is on the GPU: computing the loss raises 'Expected all "
                                  f"tensors to be on the same device'", {"variable": name})
+        yield from self._plain_attribute_weights(m)
+
+    @staticmethod
+    def _plain_attribute_weights(m):
+        """``self.w = torch.tensor(...)`` in a module (a plain attribute, not a buffer: ``.cuda()`` leaves it on the
+        CPU) later passed as ``weight=self.w`` to a loss."""
+        kwargs = m.P.loss_weight_kwargs
+        for site in m.calls:
+            func = site.ctx.func
+            if func is None or func.cls is None or not (site.name in m.P.loss_modules_with_weight
+                                                       or site.name in m.P.functional_losses_with_weight):
+                continue
+            weight = next((site.kw(k) for k in kwargs if site.kw(k) is not None), None)
+            attr = dotted(weight) if weight is not None else None
+            if not attr or not attr.startswith("self."):
+                continue
+            made = [b for b in m.bindings.get(attr, ()) if b.func is not None and b.func.cls == func.cls]
+            if not made or not all(_cpu_factory(m, b.value) for b in made):
+                continue
+            if any(s.recv == attr and is_device_move(m, s) for s in m.calls):
+                continue
+            yield Hit(site.line, f"{attr} is a plain tensor attribute built on the CPU (line {made[0].line}), not a "
+                                 f"registered buffer: moving the module to the GPU leaves it behind, so "
+                                 f"{site.name.rpartition('.')[2]}(weight={attr}) raises 'Expected all tensors to be on "
+                                 "the same device'; register it with self.register_buffer", {"variable": attr})
 
     @staticmethod
     def _moved_result(m, site) -> bool:
@@ -48,6 +73,15 @@ class LossNotOnDeviceChecker(Checker):
             if any(s.recv == text and is_device_move(m, s) for s in m.calls):
                 return False
         return True
+
+
+def _cpu_factory(m, value: ast.AST) -> bool:
+    """A tensor factory call without ``device=`` (the branches of ``x if c else None`` too), not moved after."""
+    if isinstance(value, ast.IfExp):
+        arms = [a for a in (value.body, value.orelse) if not (isinstance(a, ast.Constant) and a.value is None)]
+        return bool(arms) and all(_cpu_factory(m, a) for a in arms)
+    made = m.site_of(value) if isinstance(value, ast.Call) else None
+    return made is not None and made.name in m.P.cpu_tensor_factories and made.kw("device") is None
 
 
 CHECKER = LossNotOnDeviceChecker()
