@@ -149,7 +149,7 @@ def test_manifest_file_is_the_one_the_tools_read():
 
 # --- ratchets: figures may only improve (dev split; test is measured, never tuned on) ----------
 
-DEV_FLOORS = {"precision": 0.97, "recall": 0.74}
+DEV_FLOORS = {"precision": 0.97, "recall": 0.80}
 # Correct-file warnings judged right (see docs/SCANNER.md): Lightning's docs ask for fabric.print, and this
 # example prints per step with plain print() on every rank; these Accelerate examples accumulate gradients with
 # accelerator.backward() outside accumulate(), so DDP all-reduces every micro-step (accepted by the maintainers

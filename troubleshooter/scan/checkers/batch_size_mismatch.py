@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, loader_label
-from troubleshooter.scan.model import dotted, last
+from troubleshooter.scan.model import const, dotted, last
 
 
 class BatchSizeMismatchChecker(Checker):
@@ -20,6 +22,58 @@ class BatchSizeMismatchChecker(Checker):
                 yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: DDP's global batch is then "
                                      f"{size} x world_size; divide it by the world size (and the accumulation steps)",
                           {"loader": loader, "variable": size})
+        yield from self._accumulation_without_world_size(m)
+
+    @staticmethod
+    def _accumulation_without_world_size(m):
+        """``accum = batch_size // device_batch_size``: the accumulation count that reaches a target batch forgets
+        that every rank contributes a device batch, so the real batch is world_size times the target."""
+        for target, bindings in m.bindings.items():
+            if "accum" not in last(target).lower():
+                continue
+            for b in bindings:
+                value = b.value
+                if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.FloorDiv, ast.Div))):
+                    continue
+                sides = [dotted(value.left), dotted(value.right)]
+                if not all(side and "batch" in last(side).lower() for side in sides):
+                    continue
+                if _mentions_world(m, b) or not _declared_global(m, sides[0]):
+                    continue
+                yield Hit(b.line, f"{target} = {sides[0]} // {sides[1]} ignores the world size: every rank adds "
+                                  f"{sides[1]} samples per micro-step, so each optimizer step sees {sides[0]} x "
+                                  f"world_size samples; divide by the world size too",
+                          {"loader": sides[1], "variable": sides[0]})
+
+
+def _declared_global(m, name: str) -> bool:
+    """The numerator is the global batch: named so, or its command-line option's help says so."""
+    option = last(name)
+    if m.P.matches("global_batch_names", option.lower()):
+        return True
+    for site in m.calls:
+        if site.method != "add_argument":
+            continue
+        flags = [const(a) for a in site.node.args]
+        if not any(isinstance(f, str) and f.lstrip("-").replace("-", "_") == option for f in flags):
+            continue
+        dest = const(site.kw("dest"))
+        help_text = const(site.kw("help"))
+        if (dest in (None, option)) and isinstance(help_text, str):
+            return any(word in help_text.lower() for word in m.P.global_batch_help_words)
+    return False
+
+
+def _mentions_world(m, binding) -> bool:
+    """The function that computes the count divides by the world size somewhere (before or after)."""
+    scope = binding.func.node if binding.func is not None else m.tree
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and _world_word(dotted(n) or "")
+               for n in ast.walk(scope))
+
+
+def _world_word(name: str) -> bool:
+    low = last(name).lower()
+    return "world" in low or "num_processes" in low or "n_gpu" in low or "ngpu" in low or "num_gpus" in low
 
 
 CHECKER = BatchSizeMismatchChecker()

@@ -52,6 +52,18 @@ class HardcodedCuda0Checker(Checker):
             for b in bindings:
                 if not self._skip(b.ctx) and isinstance(b.value, ast.Constant) and b.value.value == "cuda:0":
                     yield b.line, b.value, "cuda:0"
+        if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
+            yield from self._config_devices(m)
+
+    @staticmethod
+    def _config_devices(m):
+        """A configuration literal ``{"device": "cuda:0"}`` when no set_device call uses the rank."""
+        for node in ast.walk(m.tree):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
+                            and isinstance(value, ast.Constant) and value.value == "cuda:0":
+                        yield value.lineno, value, "cuda:0"
 
 
 CHECKER = HardcodedCuda0Checker()

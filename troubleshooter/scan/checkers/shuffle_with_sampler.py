@@ -15,7 +15,7 @@ class ShuffleWithSamplerChecker(Checker):
     def check(self, m):
         for site in dataloaders(m):
             sampler = site.kw("sampler")
-            if sampler is None or const(sampler, default=...) is None or not truthy_literal(site.kw("shuffle")):
+            if sampler is None or const(sampler, default=...) is None or not self._true(m, site):
                 continue
             loader = loader_label(site)
             name = dotted(sampler) or source(sampler)
@@ -23,6 +23,17 @@ class ShuffleWithSamplerChecker(Checker):
                                  "'sampler option is mutually exclusive with shuffle'; the DistributedSampler "
                                  "shuffles by itself",
                       {"loader": loader, "sampler": name, "dataset": dataset_name(site) or "dataset"})
+
+
+    @staticmethod
+    def _true(m, site) -> bool:
+        """shuffle=True, or shuffle=<name> that the function only ever sets to True."""
+        value = site.kw("shuffle")
+        if truthy_literal(value):
+            return True
+        name = dotted(value)
+        bindings = [b for b in m.bindings.get(name, ()) if b.func is site.ctx.func] if name else []
+        return bool(bindings) and all(truthy_literal(b.value) for b in bindings)
 
 
 CHECKER = ShuffleWithSamplerChecker()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, wrapper_names
+from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, local_callee, wrapper_names
 
 
 class UnevenLastBatchChecker(Checker):
@@ -31,6 +33,33 @@ class UnevenLastBatchChecker(Checker):
                                  f"divide evenly the ranks run different numbers of steps and the last "
                                  f"{model} all-reduce waits forever; use a DistributedSampler or "
                                  f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
+        yield from self._hand_partitioned_loops(m, model)
+
+    @staticmethod
+    def _hand_partitioned_loops(m, model: str):
+        """A training loop over data a local helper (or a slice) partitioned by rank: ``mine = partition(items,
+        rank, world_size)`` ... ``for batch in mine.split(10):``."""
+        loaders = m.P.dataloaders | m.P.distributed_samplers
+        for loop in m.loops:
+            if not m.is_training_loop(loop.node):
+                continue
+            for name in sorted(loop.iter_names):
+                root = name.split(".")[0]
+                binding = m.binding(root, loop.node.lineno, loop.ctx.func)
+                if binding is None:
+                    continue
+                value = binding.value
+                made = m.site_of(value) if isinstance(value, ast.Call) else None
+                partitioned = (isinstance(value, ast.Subscript) and m.mentions_rank(value.slice)) or (
+                    made is not None and made.name not in loaders and local_callee(m, made) is not None
+                    and any(m.is_rank_expr(a) for a in made.node.args))
+                if partitioned:
+                    yield Hit(loop.node.lineno, f"{root} is split by rank by hand (line {binding.line}): when its length "
+                                                f"does not divide evenly the ranks run different numbers of steps and "
+                                                f"the last {model} all-reduce waits forever; use a DistributedSampler "
+                                                f"or `with {model}.join():`",
+                              {"model": model, "loader": root, "dataset": root})
+                    return
 
 
 CHECKER = UnevenLastBatchChecker()
