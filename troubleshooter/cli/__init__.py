@@ -33,6 +33,25 @@ def _job_args(g) -> None:
     g.add_argument("--hostfile", metavar="PATH", default=None, help="DeepSpeed/MPI hostfile your job uses")
 
 
+DIR_OPTIONS = ("rules", "probes")
+
+
+def _dirs_arg(p, flag: str, help: str | None = None) -> None:
+    """``--rules DIR`` / ``--probes DIR`` of a sub-command, kept apart and added to those given before it.
+
+    A sub-parser fills its own namespace and would replace the main parser's list, so
+    ``troubleshoot --rules A logs x.log --rules B`` reads A and B (see :func:`_merge_dirs`).
+    """
+    p.add_argument(flag, action="append", dest=f"{flag[2:]}_after_command", default=[], metavar="DIR", help=help)
+
+
+def _merge_dirs(args: argparse.Namespace) -> argparse.Namespace:
+    for name in DIR_OPTIONS:
+        after = vars(args).pop(f"{name}_after_command", [])
+        setattr(args, name, [*getattr(args, name, []), *after])
+    return args
+
+
 def _auto_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("automatic diagnosis (--auto)")
     g.add_argument("--auto", action="store_true", help="run every default check non-interactively and write a report")
@@ -69,12 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("scan", help="statically scan training scripts for DDP pitfalls (parses, never runs)")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
+    _dirs_arg(p, "--rules")
     _output_args(p, ["text", "json", "sarif"], "text")
 
     p = sub.add_parser("logs", help="analyse logs of a distributed run (PATH may be - for stdin, .gz is fine)")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
+    _dirs_arg(p, "--rules")
     _output_args(p, ["text", "json"], "text")
 
     p = sub.add_parser("probe", help="run one probe and show its facts and the findings they imply")
@@ -85,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data")
     p.add_argument("--timeout", type=float, default=None)
     _job_args(p)
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
-    p.add_argument("--probes", action="append", default=[], metavar="DIR")
+    _dirs_arg(p, "--rules")
+    _dirs_arg(p, "--probes")
     _output_args(p, ["text", "json"], "text")
 
     p = sub.add_parser("report", help="re-render a saved JSON diagnosis")
@@ -97,25 +116,26 @@ def build_parser() -> argparse.ArgumentParser:
     rsub = p.add_subparsers(dest="rules_command", metavar="check|list|facts", required=True)
     rc = rsub.add_parser("check", help="validate the rules (file:line errors, exit 2 when broken)")
     rc.add_argument("dir", nargs="?", help="check this rules directory instead of the shipped one")
-    rc.add_argument("--rules", action="append", default=[], metavar="DIR", help="overlay directory")
-    rc.add_argument("--probes", action="append", default=[], metavar="DIR")
+    _dirs_arg(rc, "--rules", "overlay directory")
+    _dirs_arg(rc, "--probes")
     rl = rsub.add_parser("list", help="list findings, checks and decision trees")
     rl.add_argument("--format", choices=["text", "md", "json"], default="text")
-    rl.add_argument("--rules", action="append", default=[], metavar="DIR")
+    _dirs_arg(rl, "--rules")
     rf = rsub.add_parser("facts", help="list every fact a rule may read")
-    rf.add_argument("--probes", action="append", default=[], metavar="DIR")
+    _dirs_arg(rf, "--rules")
+    _dirs_arg(rf, "--probes")
 
     p = sub.add_parser("attach", help="inspect a running job on this node: every rank's stack, who is stuck where")
     p.add_argument("pid", nargs="?", type=int, help="launcher or rank PID (default: find the job)")
     p.add_argument("--job", choices=["auto"], default=None, help="find the job automatically (the default without PID)")
     p.add_argument("--native", action="store_true", help="include native frames (py-spy --native)")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
+    _dirs_arg(p, "--rules")
     _output_args(p, ["text", "json"], "text")
 
     p = sub.add_parser("run", help="run a launch command under watch; report on failure or stall")
     p.add_argument("--stall", type=float, default=300.0, metavar="S", help="seconds without progress that count as a hang")
     p.add_argument("--log-file", metavar="PATH", help="where to keep the job's output (default: troubleshoot-run.log)")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
+    _dirs_arg(p, "--rules")
     _output_args(p, ["md", "html", "json"], "md")
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCH COMMAND...")
 
@@ -160,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``troubleshoot``; returns the exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _merge_dirs(parser.parse_args(argv))
     except SystemExit as exc:  # argparse: --help/--version exit 0, bad usage exits 2
         return int(exc.code or 0)
     try:

@@ -40,7 +40,7 @@ def rules_command(args: argparse.Namespace) -> int:
         return 0
     if args.rules_command == "facts":
         from troubleshooter.core.factcatalog import all_fact_specs
-        specs = all_fact_specs(load_rules(), Registry.load(args.probes))
+        specs = all_fact_specs(load_rules(args.rules), Registry.load(args.probes))
         for key in sorted(specs):
             print(f"{key:<44} {specs[key].type:<6} {specs[key].doc}")
         return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator, Mapping
 
+from troubleshooter.core.saferegex import regex_problem
 from troubleshooter.core.yamlspan import SpanDict
 
 Unknown = None
@@ -115,10 +116,9 @@ def validate(cond: Any, where: str = "when", line: int | None = None) -> Iterato
             if ("value" in cond) == ("ref" in cond):
                 yield (f"op {op!r} needs exactly one of 'value' or 'ref'", line, where, "")
             if op == "matches" and isinstance(cond.get("value"), str):
-                try:
-                    re.compile(cond["value"])
-                except re.error as exc:
-                    yield (f"bad regular expression: {exc}", cond.line_of("value"), where, "")
+                problem = regex_problem(cond["value"])
+                if problem:
+                    yield (problem, cond.line_of("value"), where, "")
         elif "value" in cond or "ref" in cond:
             yield (f"op {op!r} takes no 'value' or 'ref'", line, where, "")
     if extra:

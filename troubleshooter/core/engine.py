@@ -8,22 +8,17 @@ renders fixes (with evidence gates), and orders findings root cause first.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
-
-from jinja2.sandbox import SandboxedEnvironment
 
 from troubleshooter.core import conditions
 from troubleshooter.core.facts import Facts
 from troubleshooter.core.findings import SEVERITY_RANK, Evidence, Finding
 from troubleshooter.core.ruleset import CATEGORIES, RuleSet
+from troubleshooter.core.ruletext import render_text
 from troubleshooter.core.values import readable
 
 HIT_NAMESPACES = ("scan", "log", "live", "walk")  # walk: a decision-tree conclusion (TUI)
-_JINJA = SandboxedEnvironment(autoescape=False, trim_blocks=True, lstrip_blocks=True)
-_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.S)
-_BLOCK = re.compile(r"\{%.*?%\}", re.S)
 
 
 @dataclass
@@ -36,26 +31,6 @@ class Observations:
     def rank_view(self, rank: int) -> Facts:
         """World facts overlaid with ``rank``'s facts."""
         return self.facts.with_facts(self.ranks[rank].records())
-
-
-def render_text(template: str, context: Mapping[str, Any]) -> str:
-    """Render rule text (a sandboxed Jinja template). When it fails (a fact missing under a filter, say),
-    each ``{{ … }}`` is rendered on its own and the ones that fail read ``?``: the reader never sees Jinja."""
-    try:
-        return _JINJA.from_string(template).render(**context).strip()
-    except Exception:  # rule text must never crash a diagnosis
-        pass
-
-    def one(match: re.Match) -> str:
-        try:
-            return _JINJA.from_string(match.group(0)).render(**context)
-        except Exception:
-            return "?"
-    text = _EXPRESSION.sub(one, template)
-    try:
-        return _JINJA.from_string(text).render(**context).strip()
-    except Exception:
-        return _BLOCK.sub("", text).strip()
 
 
 def _fmt(key: str, value: Any) -> str:

@@ -43,7 +43,8 @@ class RuleIssue:
         if self.breadcrumb:
             out.append(f"  at {self.breadcrumb}")
         if self.excerpt:
-            out.append(f"{self.line} | {self.excerpt}")
+            excerpt = self.excerpt if len(self.excerpt) <= 160 else f"{self.excerpt[:160]}… ({len(self.excerpt)} characters)"
+            out.append(f"{self.line} | {excerpt}")
         if self.help:
             out.append(f"  = help: {self.help}")
         return "\n".join(out)

@@ -1,4 +1,9 @@
-"""``troubleshoot rules check``: the knowledge base is loadable, consistent and complete."""
+"""``troubleshoot rules check``: the knowledge base is loadable, consistent and complete.
+
+:func:`run_check` loads everything with ``verify=True`` (templates trial-rendered, regular
+expressions checked, fixture cases read), then runs each function of ``KNOWLEDGE_CHECKS``: each
+takes the loaded rules and the probe registry and returns the problems it found.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,10 @@ from troubleshooter.core.ruleset import RuleSet, load_rules
 
 
 def _issue(rules: RuleSet, kind_id: str, line: int | None, message: str, help: str = "", crumb: str = "") -> RuleIssue:
-    path = rules.sources.get(kind_id, "rules")
+    return _issue_at(rules.sources.get(kind_id, "rules"), line, message, help, crumb)
+
+
+def _issue_at(path: str, line: int | None, message: str, help: str = "", crumb: str = "") -> RuleIssue:
     excerpt = ""
     if line:
         try:
@@ -25,6 +33,11 @@ def _issue(rules: RuleSet, kind_id: str, line: int | None, message: str, help: s
 
 
 def check_rules(rules: RuleSet, registry: Registry) -> list[RuleIssue]:
+    """Every problem of every check in KNOWLEDGE_CHECKS."""
+    return [issue for check in KNOWLEDGE_CHECKS for issue in check(rules, registry)]
+
+
+def check_facts_and_probes(rules: RuleSet, registry: Registry) -> list[RuleIssue]:
     """Problems that need the probes too: unknown facts read by rules, unknown probes in trees."""
     specs = all_fact_specs(rules, registry)
     issues: list[RuleIssue] = []
@@ -76,9 +89,48 @@ def check_rules(rules: RuleSet, registry: Registry) -> list[RuleIssue]:
     return issues
 
 
+def check_signature_references(rules: RuleSet, registry: Registry) -> list[RuleIssue]:
+    """Log signatures name catalog findings and refine after signatures that exist."""
+    from troubleshooter.logs.signatures import check_references
+
+    return [_issue_at(path, line, message) for path, line, message in check_references(rules.signatures, rules.findings)]
+
+
+def check_cases(rules: RuleSet, registry: Registry) -> list[RuleIssue]:
+    """Each ``checks/<id>.cases.yaml``: its facts are declared facts of the right type, ``fires`` cases raise
+    the check's finding through that check, ``quiet`` cases do not."""
+    from troubleshooter.core.engine import Observations, evaluate
+    from troubleshooter.core.facts import Facts
+
+    specs = all_fact_specs(rules, registry)
+    issues: list[RuleIssue] = []
+    for check_id, cases in rules.cases.items():
+        if check_id not in rules.checks:
+            continue  # reported by the loader
+        for kind in ("fires", "quiet"):
+            for index, facts in enumerate(cases.get(kind) or []):
+                line = cases[kind].line_of(index)
+                bad = [f"{key} is not a declared fact" if key not in specs else f"{key} = {value!r} is not a {specs[key].type}"
+                       for key, value in facts.items() if key not in specs or not specs[key].accepts(value)]
+                if bad:
+                    issues.extend(_issue(rules, f"cases:{check_id}", line, f"{kind}[{index}]: {b}") for b in bad)
+                    continue
+                obs = Observations(facts=Facts.from_dict(dict(facts), source="case"), ranks={0: Facts()})
+                fired = any(check_id in finding.checks for finding in evaluate(rules, obs))
+                if fired != (kind == "fires"):
+                    issues.append(_issue(rules, f"cases:{check_id}", line,
+                                         f"{kind}[{index}] {'did not fire' if kind == 'fires' else 'fired'} check {check_id!r}",
+                                         "fix the check's `when` or the case"))
+    return issues
+
+
+# The checks `rules check` runs after loading; add a function (rules, registry) -> [RuleIssue] here.
+KNOWLEDGE_CHECKS = (check_facts_and_probes, check_signature_references, check_cases)
+
+
 def run_check(rule_dirs: Iterable[Path] = (), probe_dirs: Iterable[Path] = (), base: Path | None = None) -> tuple[RuleSet, Registry]:
-    """Load everything and raise RuleFileError listing every problem."""
-    rules = load_rules(rule_dirs, base=base)
+    """Load everything (verified) and raise RuleFileError listing every problem."""
+    rules = load_rules(rule_dirs, base=base, verify=True)
     registry = Registry.load(probe_dirs)
     issues = check_rules(rules, registry)
     if issues:

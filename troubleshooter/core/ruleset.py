@@ -10,9 +10,17 @@ Layout of a rules directory (every part optional in an overlay)::
     rationalizations.yaml     excuse -> reality -> correct approach
     expectations.yaml         what a link should give (bandwidth table)
     signatures/<group>.yaml   log signatures (validated by troubleshooter.logs)
+    checks/<id>.cases.yaml    fixture cases of a check (facts in, fires or quiet)
+    scan/*.yaml, live/*.yaml  scanner name patterns, live frame patterns
+    launchers.yaml            the launcher table (troubleshooter.core.launchers)
 
-Every problem is collected (file, line, breadcrumb, help) and raised together as a
-:class:`RuleFileError`.
+A YAML file anywhere else is an error, never silently skipped. Every problem is collected
+(file, line, breadcrumb, help) and raised together as a :class:`RuleFileError`.
+
+Overlays (``--rules DIR``) and an explicit ``base`` are untrusted: besides the YAML budgets of
+:mod:`yamlspan`, their templates get a trial render under the budget of :mod:`ruletext` and
+their regular expressions the backtracking check of :mod:`saferegex`. The shipped base gets
+those checks from ``rules check`` (``verify=True``) and the test suite.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from typing import Any, Iterable
 from troubleshooter.core import conditions
 from troubleshooter.core.errors import RuleFileError, RuleIssue
 from troubleshooter.core.paths import rules_dir
+from troubleshooter.core.ruletext import template_problem
+from troubleshooter.core.saferegex import regex_problem
 from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
 
 SEVERITIES = ("error", "warning", "info")
@@ -69,6 +79,7 @@ class RuleSet:
     rationalizations: dict[str, dict] = field(default_factory=dict)
     expectations: dict[str, Any] = field(default_factory=dict)
     signatures: list[dict] = field(default_factory=list)
+    cases: dict[str, dict] = field(default_factory=dict)  # check id -> {fires: [...], quiet: [...]}
     sources: dict[str, str] = field(default_factory=dict)  # "kind:id" -> file path
     dirs: list[Path] = field(default_factory=list)
 
@@ -146,7 +157,19 @@ def _id_ok(c: IssueCollector, path: Path, data: dict, stem_must_match: bool = Tr
     return True
 
 
-def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+def _check_template(c: IssueCollector, path: Path, holder: Any, key: Any, crumb: str) -> None:
+    """A rule text field that does not compile or exceeds the rendering budget with no facts."""
+    text = holder[key]
+    if not isinstance(text, str):
+        return
+    problem = template_problem(text)
+    if problem:
+        line = holder.line_of(key) if hasattr(holder, "line_of") else None
+        c.add(path, line, problem[1], "rule text is a sandboxed Jinja template: variables, filters, if, "
+              "for over facts", crumb)
+
+
+def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) -> None:
     for path in sorted((directory / "findings").glob("*.yaml")):
         data = load_yaml_file(c, path)
         if data is None or not _check_fields(c, path, data, FINDING_FIELDS, "finding") or not _id_ok(c, path, data):
@@ -162,6 +185,13 @@ def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
             gate = data["gate"]
             if _check_fields(c, path, gate, {"when": (_DICT, True), "unmet": (_STR, True), "probe": (_STR, False)}, "gate"):
                 _check_condition(c, path, gate["when"], "gate › when")
+                if verify:
+                    _check_template(c, path, gate, "unmet", "gate › unmet")
+        if verify:
+            for key in ("title", "why", "fix"):
+                _check_template(c, path, data, key, key)
+            for i, command in enumerate(data.get("commands") or []):
+                _check_template(c, path, data["commands"], i, f"commands[{i}]")
         rs.findings[data["id"]] = data
         rs.sources[f"finding:{data['id']}"] = str(path)
 
@@ -169,10 +199,26 @@ def _load_findings(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
 CASES_SUFFIX = ".cases.yaml"
 
 
-def _load_checks(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+def _load_cases(c: IssueCollector, rs: RuleSet, path: Path) -> None:
+    """``checks/<id>.cases.yaml``: {fires: [facts, ...], quiet: [facts, ...]} (run by ``rules check``)."""
+    data = load_yaml_file(c, path)
+    if data is None or not _check_fields(c, path, data, {"fires": (_LIST, False), "quiet": (_LIST, False)}, "cases"):
+        return
+    for kind in ("fires", "quiet"):
+        for i, facts in enumerate(data.get(kind) or []):
+            if not isinstance(facts, dict):
+                c.add(path, data[kind].line_of(i), f"{kind}[{i}] must be a mapping of facts", "", kind)
+    check_id = path.name[: -len(CASES_SUFFIX)]
+    rs.cases[check_id] = data
+    rs.sources[f"cases:{check_id}"] = str(path)
+
+
+def _load_checks(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) -> None:
     for path in sorted((directory / "checks").glob("*.yaml")):
         if path.name.endswith(CASES_SUFFIX):
-            continue  # fixture cases of a check, read by tests/rules/test_check_cases.py
+            if verify:  # fixtures matter to `rules check` and the tests, not to a diagnosis
+                _load_cases(c, rs, path)
+            continue
         data = load_yaml_file(c, path)
         if data is None or not _check_fields(c, path, data, CHECK_FIELDS, "check") or not _id_ok(c, path, data):
             continue
@@ -181,6 +227,11 @@ def _load_checks(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
             c.add(path, data.line_of("scope"), f"scope {data['scope']!r} is unknown", "expected any, world or rank")
         if data.get("severity") is not None and data["severity"] not in SEVERITIES:
             c.add(path, data.line_of("severity"), f"severity {data['severity']!r} is not one of {SEVERITIES}")
+        if verify:
+            if "detail" in data:
+                _check_template(c, path, data, "detail", "detail")
+            for name in data.get("vars") or {}:
+                _check_template(c, path, data["vars"], name, f"vars › {name}")
         rs.checks[data["id"]] = data
         rs.sources[f"check:{data['id']}"] = str(path)
 
@@ -281,7 +332,7 @@ def _load_table(c: IssueCollector, path: Path, key: str, schema: dict) -> list[d
     return rows
 
 
-def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
+def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) -> None:
     paths = sorted((directory / "signatures").glob("*.yaml"))
     if not paths:
         return
@@ -294,21 +345,53 @@ def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path) -> None:
         for line, message, help, crumb in validate_signature_file(data):
             c.add(path, line, message, help, crumb)
         for sig in (data.get("signatures") or []) if isinstance(data, dict) else []:
+            if verify and isinstance(sig, dict) and isinstance(sig.get("pattern"), str):
+                problem = regex_problem(sig["pattern"])
+                if problem:
+                    c.add(path, sig.line_of("pattern"), problem, "", f"signatures › {sig.get('id')}")
+                    continue
             if isinstance(sig, dict):
                 rs.signatures.append(dict(sig, _source=str(path), _line=getattr(sig, "line", None)))
 
 
-def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> RuleSet:
-    """Load the shipped base (or ``base``) then each overlay in ``extra_dirs``; raise on any problem."""
+TOP_FILES = ("pitfalls.yaml", "rationalizations.yaml", "expectations.yaml", "launchers.yaml")
+FOLDERS = ("findings", "checks", "trees", "checklists", "signatures", "scan", "live")
+LIVE_FILES = ("launchers.yaml", "frames.yaml", "pictures.yaml")
+
+
+def _check_layout(c: IssueCollector, directory: Path) -> None:
+    """Every YAML file must sit where a section reads it: a misplaced rule is an error, not ignored."""
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if path.suffix not in (".yaml", ".yml") or any(part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        parts = rel.parts
+        if path.suffix == ".yml":
+            c.add(path, None, "rule files end in .yaml; this .yml file would never be read", f"rename it to {path.stem}.yaml")
+        elif len(parts) == 1 and parts[0] not in TOP_FILES or len(parts) > 2 or \
+                len(parts) == 2 and (parts[0] not in FOLDERS or parts[0] == "live" and parts[1] not in LIVE_FILES):
+            c.add(path, None, f"{rel} is not a place rules are read from, so it would never be used",
+                  f"put it in one of {', '.join(f + '/' for f in FOLDERS)} (live/ holds {', '.join(LIVE_FILES)}) "
+                  f"or name it one of {', '.join(TOP_FILES)}")
+
+
+def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify: bool = False) -> RuleSet:
+    """Load the shipped base (or ``base``) then each overlay in ``extra_dirs``; raise on any problem.
+
+    ``verify`` also trial-renders the shipped base's templates and checks its regular expressions
+    (overlays and an explicit ``base`` always get those checks).
+    """
     c = IssueCollector()
     rs = RuleSet()
-    for directory in [Path(base) if base else rules_dir(), *map(Path, extra_dirs)]:
+    dirs = [(Path(base) if base else rules_dir(), verify or base is not None), *((Path(d), True) for d in extra_dirs)]
+    for directory, untrusted in dirs:
         if not directory.is_dir():
             c.add(directory, None, "rules directory does not exist", "pass an existing folder to --rules")
             continue
         rs.dirs.append(directory)
-        _load_findings(c, rs, directory)
-        _load_checks(c, rs, directory)
+        _check_layout(c, directory)
+        _load_findings(c, rs, directory, untrusted)
+        _load_checks(c, rs, directory, untrusted)
         _load_trees(c, rs, directory)
         _load_checklists(c, rs, directory)
         pitfalls = _load_table(c, directory / "pitfalls.yaml", "pitfalls", PITFALL_FIELDS)
@@ -319,7 +402,7 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None) -> Rul
             exp = load_yaml_file(c, directory / "expectations.yaml")
             if isinstance(exp, dict):
                 rs.expectations.update(exp)
-        _load_signatures(c, rs, directory)
+        _load_signatures(c, rs, directory, untrusted)
     _cross_check(c, rs)
     if c.issues:
         raise RuleFileError(c.issues)
@@ -340,6 +423,10 @@ def _cross_check(c: IssueCollector, rs: RuleSet) -> None:
     for fid, finding in rs.findings.items():
         for i, other in enumerate(finding.get("explains") or []):
             need_finding(f"finding:{fid}", other, finding["explains"].line_of(i), "explains")
+    for check_id in rs.cases:
+        if check_id not in rs.checks:
+            c.add(rs.sources[f"cases:{check_id}"], None, f"fixture cases for a check {check_id!r} that does not exist",
+                  f"add checks/{check_id}.yaml or rename the cases file")
     for cid, check in rs.checks.items():
         need_finding(f"check:{cid}", check["finding"], check.line_of("finding"))
         for ref in conditions.findings_read(check["when"]):

@@ -3,6 +3,10 @@
 Mappings load as :class:`SpanDict` (remembers the line of each key), sequences as
 :class:`SpanList`. Non-string keys (a bare ``yes:`` is a bool in YAML 1.1) and
 duplicate keys are errors, reported with file and line.
+
+Rule directories are shared between jobs, so a file is held to budgets before anything is built
+from it: its size, its nesting depth, the node count once every alias is expanded (a "billion
+laughs" tree of anchors is refused in linear time, never walked), and the size of its integers.
 """
 
 from __future__ import annotations
@@ -49,8 +53,59 @@ class YamlError(Exception):
         self.line = line
 
 
+MAX_FILE_BYTES = 1_000_000
+MAX_EXPANDED_NODES = 20_000  # the largest shipped rule file has under 1,000
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 18  # rule numbers are counts, bytes, seconds: 10**18 holds them all
+
+
 class _SpanLoader(_Base):
     pass
+
+
+def _check_budget(root: yaml.Node) -> None:
+    """Refuse a composed document that is too deep or expands (through aliases) beyond the node budget.
+
+    Aliases share composed nodes, so sizes are memoised per node: the cost is linear in the text.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node, depth: int) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _INT_TAG:
+                _check_int(node)
+            return 1
+        if key in open_nodes:
+            raise YamlError("an alias refers to the node that contains it (recursive structure)", node.start_mark.line + 1)
+        if depth > MAX_DEPTH:
+            raise YamlError(f"nested more than {MAX_DEPTH} levels deep", node.start_mark.line + 1)
+        open_nodes.add(key)
+        children = node.value if isinstance(node, yaml.SequenceNode) else [part for pair in node.value for part in pair]
+        total = 1 + sum(size(child, depth + 1) for child in children)
+        open_nodes.discard(key)
+        if total > MAX_EXPANDED_NODES:
+            raise YamlError(f"this node expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases; "
+                            "refusing the file", node.start_mark.line + 1)
+        sizes[key] = total
+        return total
+
+    size(root, 1)
+
+
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _check_int(node: yaml.ScalarNode) -> None:
+    """Integers are refused beyond MAX_INT_DIGITS (Python refuses 4,300 digits only after the work)."""
+    digits = node.value.lstrip("+-").replace("_", "")
+    if len(digits) > MAX_INT_DIGITS:
+        shown = node.value if len(node.value) <= 24 else f"{node.value[:12]}… ({len(node.value)} characters)"
+        raise YamlError(f"number {shown} is too large (rule numbers have at most {MAX_INT_DIGITS} digits)",
+                        node.start_mark.line + 1)
 
 
 def _construct_mapping(loader: _SpanLoader, node: yaml.MappingNode) -> SpanDict:
@@ -83,9 +138,16 @@ _SpanLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _co
 
 
 def load_text(text: str) -> Any:
-    """Parse YAML text into SpanDict/SpanList/scalars; raise YamlError with a line on failure."""
+    """Parse YAML text into SpanDict/SpanList/scalars within the budgets; raise YamlError with a line on failure."""
+    if len(text) > MAX_FILE_BYTES:
+        raise YamlError(f"file is larger than {MAX_FILE_BYTES:,} characters", None)
+    loader = _SpanLoader(text)  # derives from SafeLoader: no arbitrary objects
     try:
-        return yaml.load(text, Loader=_SpanLoader)  # noqa: S506 - _SpanLoader derives from SafeLoader
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_budget(node)
+        return loader.construct_document(node)
     except YamlError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -94,6 +156,8 @@ def load_text(text: str) -> Any:
         raise YamlError(f"invalid YAML: {exc.problem or exc.context}", line) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}", None) from None
+    finally:
+        loader.dispose()
 
 
 def load_file(path: Path) -> Any:
