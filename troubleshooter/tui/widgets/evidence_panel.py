@@ -30,6 +30,10 @@ class EvidencePanel(Static):
         text.append("Evidence\n", style="bold underline")
         if not (results or answers or analysed):
             text.append("nothing yet: answers and probe results appear here", style="dim")
+        steps = step_figure({"probes": [r.to_dict() for r in results]})
+        if steps:  # the picture first: the rest is the list it came from
+            text.append_text(step_text(steps, CHART_WIDTH))
+            text.append("\n\n")
         if answers:
             text.append("You said\n", style="bold")
             for node, label in answers.items():
@@ -51,10 +55,6 @@ class EvidencePanel(Static):
                 text.append(_short(readable(key, facts.get(key, result.facts[key]))) + "\n")
             if len(keys) > MAX_FACTS:
                 text.append(f"  … {len(keys) - MAX_FACTS} more facts in the report\n", style="dim")
-        steps = step_figure({"probes": [r.to_dict() for r in results]})
-        if steps:
-            text.append_text(step_text(steps, CHART_WIDTH))
-            text.append("\n")
         if analysed:
             text.append("Files analysed\n", style="bold")
             for path in analysed:
