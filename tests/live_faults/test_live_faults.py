@@ -1,0 +1,38 @@
+"""A fast subset of the live faults (bench/live_faults.py runs them all): real injection, real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .faults import FAULTS, netns_missing, verdict
+
+BY_NAME = {fault.name: fault for fault in FAULTS}
+FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "netns-nothing-listens",
+        "netns-master-link-down", "netns-route-prohibited", "netns-ifname-down"]
+SLOW = ["stuck-rank-stall"]  # a torchrun job under `troubleshoot run --stall`
+
+
+def _case(name: str, *marks):
+    fault = BY_NAME[name]
+    if fault.netns:
+        marks = (*marks, pytest.mark.netns)
+    return pytest.param(fault, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("fault", [_case(n) for n in FAST] + [_case(n, pytest.mark.slow) for n in SLOW])
+def test_live_fault_is_diagnosed(fault, tmp_path):
+    if fault.netns and (reason := netns_missing()):
+        pytest.skip(reason)
+    outcome = fault.diagnose(tmp_path, False)
+    passed, why = verdict(fault, outcome)
+    stderr = sorted(tmp_path.rglob("stderr.txt"))
+    assert passed, f"{why}\ncommand: {outcome.command}\n{stderr[0].read_text()[-1500:] if stderr else ''}"
+
+
+def test_fault_ids_are_in_the_catalog():
+    findings = Path(__file__).resolve().parents[2] / "rules" / "findings"
+    for fault in FAULTS:
+        for ident in (*fault.expected, *fault.extra):
+            assert (findings / f"{ident}.yaml").exists(), (fault.name, ident)
