@@ -111,3 +111,25 @@ def test_64_rank_labels_do_not_overlap(browser: Browser, tmp_path: Path) -> None
             for b in chart[i + 1:]:
                 overlap = min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
                 assert not overlap, (a, b)
+
+
+@pytest.mark.slow
+def test_auto_report_of_this_machine_shows_the_three_charts(browser: Browser, shots: Path, tmp_path: Path) -> None:
+    """``troubleshoot --auto -o r.html`` for real: start-up timeline, busbw with its band, per-rank step chart."""
+    import re
+
+    from troubleshooter.cli import main
+
+    page = tmp_path / "r.html"
+    main(["--auto", "-q", "-o", str(page)])
+    html = page.read_text(encoding="utf-8")
+    loaded = re.findall(r"""<(?!a\s)[a-z]+[^>]*\b(?:src|href)\s*=\s*["']?([^"' >]+)""", html)  # <a> links are not loads
+    assert not [url for url in loaded if "http" in url], loaded
+    browser.call("Emulation.setEmulatedMedia", media="", features=[])
+    browser.open(page.as_uri())
+    assert browser.console_errors() == [] and all(u.startswith("file:") for u in browser.requests())
+    ids = browser.evaluate("[...document.querySelectorAll('figure.chart-box')].map(f => f.id)")
+    assert ids[:3] == ["chart-startup", "chart-busbw", "chart-steps"]
+    assert browser.evaluate("document.querySelectorAll('#chart-busbw rect.band > title').length") == 1
+    assert browser.evaluate("document.querySelectorAll('#chart-steps rect.compute').length") >= 2
+    browser.screenshot(shots / "auto-this-machine.png")
