@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.launchers import launcher_table
 from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
-LOCAL_RANK_VARS = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                   "SLURM_LOCALID")
 PRECISION_ALIASES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "16": "fp16",
                      "16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp32": "fp32", "32": "fp32",
                      "no": "fp32", "float32": "fp32"}
@@ -109,12 +108,9 @@ class HardwareProbe(Probe):
         if backend and backend != "auto":
             facts["hw.requested_backend"] = str(backend)
         facts["hw.default_backend"] = "nccl" if gpus and facts.get("hw.nccl_available") else "gloo"
-        for name in LOCAL_RANK_VARS:
-            try:
-                facts["hw.local_rank"] = int(ctx.env[name])
-                break
-            except (KeyError, ValueError):
-                continue
+        local_rank, _ = launcher_table().read(ctx.env, "local_rank")  # LOCAL_RANK or the launcher's own
+        if local_rank is not None:
+            facts["hw.local_rank"] = local_rank
 
         table = [[g["index"], g["name"], g["compute_capability"], f"{g['memory_bytes'] / 1024 ** 3:.1f} GiB"]
                  for g in gpus]

@@ -1,82 +1,21 @@
 """Launcher probe: which launcher started this process and the rank identity it handed over.
 
-Reads the environment only (``ctx.env``). Every launcher family publishes its own variables;
-torch's ``env://`` rendezvous needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT. The probe
-reports both views as raw facts so the rules in ``rules/checks/`` can compare them.
+Reads the environment only (``ctx.env``). Every launcher family publishes its own variables
+(the table in ``rules/launchers.yaml``); torch's ``env://`` rendezvous needs RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT. The probe reports both views as raw facts so the rules in
+``rules/checks/`` can compare them. In the troubleshooter's own local world it says so.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Mapping
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.launchers import LOCAL_WORLD_VAR, as_int, launcher_table
 from troubleshooter.core.probe import RANK, Probe, ProbeContext, ProbeResult
 
 TORCH_ENV_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-
-# kind -> (marker variables, variables that launcher always sets)
-# DeepSpeed's launch.py sets CROSS_RANK/CROSS_SIZE/LOCAL_SIZE (not LOCAL_WORLD_SIZE);
-# torchrun sets GROUP_RANK/ROLE_RANK and TORCHELASTIC_*; Hydra (MPICH, Intel MPI) sets PMI_*.
-FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "local": (("TROUBLESHOOTER_LOCAL_WORLD",),
-              ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")),
-    "deepspeed": (("CROSS_RANK", "CROSS_SIZE"),
-                  ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_SIZE", "CROSS_RANK", "CROSS_SIZE",
-                   "MASTER_ADDR", "MASTER_PORT")),
-    "torchrun": (("TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
-                  "GROUP_RANK", "ROLE_RANK"),
-                 ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                  "MASTER_ADDR", "MASTER_PORT")),
-    "openmpi": (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-                ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                 "OMPI_COMM_WORLD_LOCAL_SIZE")),
-    "mvapich2": (("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
-                 ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK",
-                  "MV2_COMM_WORLD_LOCAL_SIZE")),
-    "mpich": (("PMI_RANK", "PMI_SIZE"), ("PMI_RANK", "PMI_SIZE")),
-    # srun sets SLURM_STEP_ID for each task; a bare sbatch/salloc shell has only the job's variables.
-    "slurm": (("SLURM_STEP_ID", "SLURM_STEPID"), ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID")),
-    "manual": (("RANK", "WORLD_SIZE", "LOCAL_RANK"), ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")),
-}
-PRIORITY = ("local", "deepspeed", "torchrun", "openmpi", "mvapich2", "mpich", "slurm", "manual")
-
-# The launcher's own rank variables: field -> candidate names (first present wins).
-NATIVE: dict[str, dict[str, tuple[str, ...]]] = {
-    "openmpi": {"rank": ("OMPI_COMM_WORLD_RANK",), "world_size": ("OMPI_COMM_WORLD_SIZE",),
-                "local_rank": ("OMPI_COMM_WORLD_LOCAL_RANK",), "local_world_size": ("OMPI_COMM_WORLD_LOCAL_SIZE",),
-                "node_rank": ("OMPI_COMM_WORLD_NODE_RANK",)},
-    "mvapich2": {"rank": ("MV2_COMM_WORLD_RANK",), "world_size": ("MV2_COMM_WORLD_SIZE",),
-                 "local_rank": ("MV2_COMM_WORLD_LOCAL_RANK",), "local_world_size": ("MV2_COMM_WORLD_LOCAL_SIZE",)},
-    "mpich": {"rank": ("PMI_RANK",), "world_size": ("PMI_SIZE",),
-              "local_rank": ("MPI_LOCALRANKID",), "local_world_size": ("MPI_LOCALNRANKS",)},
-    "slurm": {"rank": ("SLURM_PROCID",), "world_size": ("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS"),
-              "local_rank": ("SLURM_LOCALID",), "node_rank": ("SLURM_NODEID",),
-              "num_nodes": ("SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES")},
-}
-TORCH_FIELDS: dict[str, tuple[str, ...]] = {
-    "rank": ("RANK",), "world_size": ("WORLD_SIZE",), "local_rank": ("LOCAL_RANK",),
-    "local_world_size": ("LOCAL_WORLD_SIZE", "LOCAL_SIZE"), "node_rank": ("GROUP_RANK", "CROSS_RANK", "NODE_RANK"),
-    "num_nodes": ("GROUP_WORLD_SIZE", "CROSS_SIZE"),
-}
-INT_VARS = sorted({v for f in (*NATIVE.values(), TORCH_FIELDS) for names in f.values() for v in names})
-TASKS_PER_NODE_RE = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
-
-
-def _tasks_on_node(spec: str, node_id: int) -> int | None:
-    """SLURM's compressed tasks-per-node list ("2(x3),1") -> the count on node ``node_id``."""
-    counts: list[int] = []
-    for part in spec.split(","):
-        m = TASKS_PER_NODE_RE.match(part.strip())
-        if not m:
-            return None
-        counts += [int(m.group(1))] * int(m.group(2) or 1)
-    return counts[node_id] if 0 <= node_id < len(counts) else None
-
-
-def detect_kinds(env: Mapping[str, str]) -> list[str]:
-    """Every launcher family whose marker variables are present, most specific first."""
-    return [kind for kind in PRIORITY if any(m in env for m in FAMILIES[kind][0])]
+IDENTITY_FIELDS = ("rank", "world_size", "local_rank", "local_world_size", "node_rank", "num_nodes")
 
 
 class LauncherProbe(Probe):
@@ -120,57 +59,43 @@ class LauncherProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         """Read the environment; never guess a value that is not there."""
-        env = ctx.env
-        kinds = detect_kinds(env)
+        env, launchers = ctx.env, launcher_table()
+        kinds = launchers.detect(env)
         kind = kinds[0] if kinds else "none"
         facts: dict = {"launcher.kind": kind, "launcher.kinds_detected": kinds}
-        if "SLURM_JOB_ID" in env or "SLURM_JOBID" in env:
-            facts["launcher.scheduler"] = "slurm"
+        scheduler = launchers.scheduler(env)
+        if scheduler:
+            facts["launcher.scheduler"] = scheduler
 
-        ints: dict[str, int] = {}
-        invalid: list[str] = []
-        for name in INT_VARS:
-            if name in env:
-                try:
-                    ints[name] = int(env[name].strip())
-                except ValueError:
-                    invalid.append(f"{name}={env[name]!r}")
-        facts["launcher.invalid_vars"] = invalid
+        per_node = launchers.per_node_variables()
+        int_vars = sorted({v for f in IDENTITY_FIELDS for v in launchers.variables(f)} - per_node)
+        facts["launcher.invalid_vars"] = [f"{n}={env[n]!r}" for n in int_vars if n in env and as_int(env[n]) is None]
+        own = launchers.get(kind).fields if launchers.get(kind) else {}
+        torch = launchers.torch
 
-        def pick(fields: dict[str, tuple[str, ...]], field: str) -> tuple[int | None, str | None]:
-            for name in fields.get(field, ()):
-                if name in ints:
-                    return ints[name], name
-            return None, None
+        def pick(fields: dict[str, tuple[str, ...]], name: str, node: int | None) -> tuple[int | None, str | None]:
+            return launchers.read(env, name, fields.get(name, ()), node)
 
-        native = NATIVE.get(kind, {})
+        node_rank, _ = pick(torch, "node_rank", None)
+        if node_rank is None:
+            node_rank, _ = pick(own, "node_rank", None)
         sources: dict[str, str] = {}
-        for field in ("rank", "world_size", "local_rank", "local_world_size", "node_rank", "num_nodes"):
-            value, name = pick(TORCH_FIELDS, field)
+        for field in IDENTITY_FIELDS:
+            value, name = pick(torch, field, node_rank)
             if value is None:
-                value, name = pick(native, field)
+                value, name = pick(own, field, node_rank)
             if value is not None:
                 facts[f"launcher.{field}"] = value
                 sources[field] = name
-        if kind == "slurm" and "launcher.local_world_size" not in facts:
-            spec = env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE")
-            if spec and "SLURM_NODEID" in ints:
-                count = _tasks_on_node(spec, ints["SLURM_NODEID"])
-                if count is not None:
-                    facts["launcher.local_world_size"] = count
-                    sources["local_world_size"] = "SLURM_STEP_TASKS_PER_NODE" \
-                        if "SLURM_STEP_TASKS_PER_NODE" in env else "SLURM_TASKS_PER_NODE"
         facts["launcher.sources"] = sources
-        for field in ("rank", "world_size", "local_rank"):
-            value, _ = pick(TORCH_FIELDS, field)
-            if value is not None:
+        for field in ("rank", "world_size", "local_rank", "local_world_size"):
+            value, _ = pick(torch, field, node_rank)
+            if value is not None and field != "local_world_size":
                 facts[f"launcher.torch_{field}"] = value
-            value, _ = pick(native, field)
+            native = {k: v for k, v in own.items() if not set(v) & per_node}  # the launcher's plain variables
+            value, _ = pick(native, field, node_rank)
             if value is not None:
                 facts[f"launcher.native_{field}"] = value
-        value, _ = pick(native, "local_world_size")
-        if value is not None:
-            facts["launcher.native_local_world_size"] = value
 
         if "MASTER_ADDR" in env:
             facts["launcher.master_addr"] = env["MASTER_ADDR"]
@@ -180,19 +105,23 @@ class LauncherProbe(Probe):
                 facts["launcher.master_port_int"] = int(env["MASTER_PORT"])
         if "SLURM_JOB_NODELIST" in env:
             facts["launcher.nodelist"] = env["SLURM_JOB_NODELIST"]
-        facts["launcher.missing_vars"] = [v for v in FAMILIES[kind][1] if v not in env] if kind != "none" else []
+        expected = launchers.get(kind).sets if launchers.get(kind) else ()
+        facts["launcher.missing_vars"] = [v for v in expected if v not in env]
         facts["launcher.torch_missing_vars"] = [v for v in TORCH_ENV_VARS if v not in env]
-        seen = sorted({v for k in kinds for group in FAMILIES[k] for v in group} | set(INT_VARS)
-                      | {"MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS_PER_NODE",
-                         "SLURM_STEP_TASKS_PER_NODE", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
+        seen = sorted({v for k in kinds for v in (*launchers.get(k).markers, *launchers.get(k).sets)} | set(int_vars)
+                      | per_node | {"MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID", "SLURM_JOB_NODELIST",
+                                    "SLURM_NTASKS_PER_NODE", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
         facts["launcher.vars"] = {v: env[v] for v in seen if v in env}
 
-        table = [[f, facts.get(f"launcher.{f}"), sources.get(f, "")]
-                 for f in ("rank", "local_rank", "world_size", "local_world_size", "node_rank", "num_nodes")]
+        table_rows = [[f, facts.get(f"launcher.{f}"), sources.get(f, "")] for f in IDENTITY_FIELDS]
+        where = f"rank {facts.get('launcher.rank', '?')} of {facts.get('launcher.world_size', '?')}, " \
+                f"local rank {facts.get('launcher.local_rank', '?')}"
         if kind == "none":
             message = "no launcher variables: a plain process (torch's env:// would need RANK, WORLD_SIZE, " \
                       "MASTER_ADDR, MASTER_PORT)"
+        elif kind == "local" and env.get(LOCAL_WORLD_VAR):
+            message = f"the troubleshooter's own {facts.get('launcher.world_size', '?')}-rank world on this host: " \
+                      f"{where} (not your launcher: run the diagnosis under it to check its variables)"
         else:
-            message = f"{kind}: rank {facts.get('launcher.rank', '?')} of {facts.get('launcher.world_size', '?')}, " \
-                      f"local rank {facts.get('launcher.local_rank', '?')}"
-        return self.result(facts, message, table=table, table_header=["field", "value", "from"])
+            message = f"{kind}: {where}"
+        return self.result(facts, message, table=table_rows, table_header=["field", "value", "from"])

@@ -15,11 +15,11 @@ import time
 from typing import Any
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.launchers import launcher_table
 from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 RESOLVE_TIMEOUT_S = 3.0
 CONNECT_TIMEOUT_S = 2.0
-RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
 
 
 def interfaces() -> dict[str, dict[str, Any]]:
@@ -202,12 +202,9 @@ class NetworkProbe(Probe):
             facts["net.gloo_ifname_missing"] = [n for n in names if n not in ifaces]
             facts["net.gloo_ifname_down"] = [n for n in names if n in ifaces and n not in up_with_addr]
 
-        for name in RANK_VARS:
-            try:
-                facts["net.rank"] = int(env[name])
-                break
-            except (KeyError, ValueError):
-                continue
+        rank, _ = launcher_table().read(env, "rank")  # torch's RANK, else the launcher's own (rules/launchers.yaml)
+        if rank is not None:
+            facts["net.rank"] = rank
 
         addr = env.get("MASTER_ADDR")
         port_raw = env.get("MASTER_PORT")

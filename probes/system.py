@@ -7,12 +7,11 @@ import resource
 from pathlib import Path
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.core.launchers import launcher_table
 from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 SHM_PATH = "/dev/shm"
 # Variables a launcher sets with the number of ranks on this node, most specific first.
-LOCAL_RANKS_VARS = ("LOCAL_WORLD_SIZE", "LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE",
-                    "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE")
 
 
 def _int(value: object) -> int | None:
@@ -111,10 +110,11 @@ class SystemProbe(Probe):
             facts["system.omp_num_threads"] = _int(omp)
 
         local_ranks, source = None, None
-        for name in LOCAL_RANKS_VARS:
-            if _int(env.get(name)) is not None:
-                local_ranks, source = _int(env[name]), "launcher"
-                break
+        launchers = launcher_table()
+        node_rank, _ = launchers.read(env, "node_rank")
+        found, _ = launchers.read(env, "local_world_size", node_rank=node_rank)  # rules/launchers.yaml
+        if found is not None:
+            local_ranks, source = found, "launcher"
         if local_ranks is None and _int(ctx.options.get("nproc")) is not None:
             local_ranks, source = _int(ctx.options["nproc"]), "option"
         workers = _int(ctx.options.get("num_workers"))

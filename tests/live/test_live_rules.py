@@ -20,7 +20,7 @@ def test_shipped_live_rules_load():
     (["/usr/bin/python3", "/venv/bin/torchrun", "--nproc_per_node=2", "t.py"], "torchrun"),
     (["python", "-m", "torch.distributed.run", "t.py"], "torchrun"),
     (["mpirun", "-np", "4", "python", "t.py"], "mpirun"),
-    (["srun", "python", "t.py"], "srun"),
+    (["srun", "python", "t.py"], "slurm"),
     (["python", "/venv/bin/deepspeed", "t.py"], "deepspeed"),
     (["python", "train.py", "--torchrun-like"], None),
 ])

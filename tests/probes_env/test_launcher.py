@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -130,7 +130,6 @@ def test_sbatch_shell_is_a_scheduler_not_a_launcher(probe_and_judge):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("torchrun") is None, reason="torchrun not on PATH")
 def test_real_torchrun_environment(tmp_path, registry, rules):
     """Two ranks started by the real torchrun judge their own environment: torchrun, consistent, no finding."""
     script = tmp_path / "judge.py"
@@ -145,7 +144,7 @@ def test_real_torchrun_environment(tmp_path, registry, rules):
         found = evaluate(load_rules(), Observations(ranks={0: Facts.from_dict(result.facts, "launcher", 0)}))
         print("RESULT " + json.dumps({"facts": result.facts, "findings": [f.id for f in found]}))
     """))
-    proc = subprocess.run(["torchrun", "--standalone", "--nproc-per-node", "2", str(script)], env=clean_env(),
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)], env=clean_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
@@ -164,3 +163,42 @@ def test_cli_local_world_reports_local(tmp_path):
     assert kinds == {"local"}
     assert not set(findings_by_id(report)) & set(ENV_FINDINGS)
     assert probe_facts(report, "launcher")["launcher.world_size"] == 2
+
+
+# The shell of a user whose launcher (or wrapper) set inconsistent rank variables: `troubleshoot probe
+# launcher` judges that process's own environment, not the troubleshooter's local world.
+USER_SHELLS = {
+    "torch": {"RANK": "3", "WORLD_SIZE": "2"},
+    "slurm": {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_LOCALID": "3", "SLURM_NTASKS_PER_NODE": "2"},
+    "openmpi": {"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "4"},
+}
+HEALTHY_SHELLS = {
+    "torchrun": TORCHRUN,
+    "srun": mapped(SLURM, "2", "4", "0"),
+    "mpirun": mapped(OPENMPI, "2", "4", "0"),
+}
+
+
+@pytest.mark.parametrize("shell", sorted(USER_SHELLS))
+def test_probe_command_judges_the_users_own_launcher_variables(shell):
+    report = run_cli("launcher", clean_env(**USER_SHELLS[shell]))
+    found = findings_by_id(report)
+    assert "rank-env-inconsistent" in found, report["probes"]
+    launcher = next(p for p in report["probes"] if p["name"] == "launcher")
+    assert launcher["rank"] is None and "troubleshooter's own" not in launcher["message"]
+    assert report["world"]["launcher"] != "local"
+
+
+@pytest.mark.parametrize("shell", sorted(HEALTHY_SHELLS))
+def test_probe_command_in_a_healthy_launcher_shell_finds_nothing(shell):
+    report = run_cli("launcher", clean_env(**HEALTHY_SHELLS[shell]))
+    assert not set(findings_by_id(report)) & set(ENV_FINDINGS), report["findings"]
+    assert probe_facts(report, "launcher")["launcher.kind"] != "local"
+
+
+@pytest.mark.slow
+def test_local_world_says_it_is_the_troubleshooters_own(tmp_path):
+    report = run_cli("launcher", clean_env(), "--nproc", "2")
+    messages = {p["message"] for p in report["probes"] if p["name"] == "launcher"}
+    assert all(m.startswith("the troubleshooter's own 2-rank world on this host") for m in messages), messages
+    assert report["world"]["launcher"] == "local"

@@ -1,7 +1,7 @@
 """Who this process is in a launched job: rank, local rank, world size and the master endpoint.
 
-The launcher probe (``probes/launcher.py``) already knows every launcher's variables; its facts
-are reused here. What torch's ``env://`` rendezvous needs but the launcher did not set (MPI and
+The launcher probe (``probes/launcher.py``, over ``rules/launchers.yaml``) reads every launcher's
+variables; its facts are reused here. What torch's ``env://`` rendezvous needs but the launcher did not set (MPI and
 SLURM set only their own variables) is derived: MASTER_ADDR from SLURM's node list, or the
 loopback address when every rank is on this node; MASTER_PORT from the SLURM job id or 29500.
 """
@@ -13,13 +13,11 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from troubleshooter.core.errors import UsageError
+from troubleshooter.core.launchers import launcher_table
 from troubleshooter.core.probe import ProbeContext, run_probe
 from troubleshooter.core.registry import Registry
 
 DEFAULT_PORT = 29500
-# launcher.kind -> the world.launcher value of the report
-LAUNCHER_NAMES = {"torchrun": "torchrun", "deepspeed": "deepspeed", "openmpi": "mpirun", "mvapich2": "mpirun",
-                  "mpich": "mpirun", "slurm": "slurm", "manual": "manual"}
 HOSTLIST_RE = re.compile(r"^([^\[,]*)(?:\[([^\]]*)\])?")
 
 
@@ -97,4 +95,4 @@ def derive(env: Mapping[str, str], registry: Registry) -> Identity:
         port = int(port_text)
     else:
         raise UsageError(f"MASTER_PORT={port_text!r} is not a TCP port (1-65534)")
-    return Identity(rank, world, local_rank, local_world, addr, port, LAUNCHER_NAMES.get(kind, kind), kind, derived)
+    return Identity(rank, world, local_rank, local_world, addr, port, launcher_table().launcher_name(kind), kind, derived)

@@ -1,7 +1,7 @@
 """Find a running job's processes on this node: the launcher and its rank processes.
 
 A rank is a Python process whose environment carries a rank variable (``RANK``,
-``OMPI_COMM_WORLD_RANK``, ``SLURM_PROCID``... from ``rules/live/launchers.yaml``) and that is
+``OMPI_COMM_WORLD_RANK``, ``SLURM_PROCID``... from the launcher table ``rules/launchers.yaml``) and that is
 not itself a launcher. Processes below a rank (DataLoader workers, compile workers) inherit
 its environment and are not ranks. The launcher is the nearest ancestor whose command line
 matches a launcher pattern.

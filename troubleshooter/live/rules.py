@@ -1,7 +1,8 @@
 """Load and validate ``rules/live/``: launcher patterns, frame activities, stack pictures.
 
-Each rules directory (the shipped one, then ``--rules`` overlays) may hold ``live/launchers.yaml``,
-``live/frames.yaml`` and ``live/pictures.yaml``. Overlay entries are tried before shipped ones.
+Each rules directory (the shipped one, then ``--rules`` overlays) may hold ``live/frames.yaml`` and
+``live/pictures.yaml``; launchers (command-line patterns, rank variables) come from the launcher table
+``launchers.yaml`` (:mod:`troubleshooter.core.launchers`). Overlay entries are tried before shipped ones.
 Every problem is reported with file and line (all at once, as a RuleFileError).
 """
 
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from troubleshooter.core.errors import RuleFileError
+from troubleshooter.core.launchers import load_table
+from troubleshooter.core.paths import rules_dir
 from troubleshooter.core.ruleset import IssueCollector
 from troubleshooter.core.ruleset import load_yaml_file
 from troubleshooter.core.yamlspan import SpanDict
@@ -25,7 +28,7 @@ RANK_ENV_KEYS = ("rank", "local_rank", "world_size")
 
 @dataclass(frozen=True)
 class Launcher:
-    """A launcher recognised by a regex over the start of a command line."""
+    """A launcher (its report name) recognised by a regex over the start of a command line."""
 
     id: str
     match: re.Pattern
@@ -97,24 +100,6 @@ def _require(issues: IssueCollector, path: Path, entry: SpanDict, keys: Iterable
     return not missing
 
 
-def _launchers(issues: IssueCollector, path: Path, data: Any, out: LiveRules) -> None:
-    for entry in _entries(issues, path, data, "launchers"):
-        if _require(issues, path, entry, ("id", "match")):
-            rx = _regex(issues, path, entry, "match")
-            if rx:
-                out.launchers.append(Launcher(str(entry["id"]), rx))
-    env = data.get("rank_env") if isinstance(data, dict) else None
-    if env is not None:
-        if not isinstance(env, dict) or set(env) - set(RANK_ENV_KEYS):
-            issues.add(path, getattr(env, "line", None), f"`rank_env` keys must be among {', '.join(RANK_ENV_KEYS)}")
-        else:
-            for key, names in env.items():
-                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                    issues.add(path, env.line_of(key), f"rank_env.{key} must be a list of variable names")
-                else:
-                    out.rank_env[key] = list(names) + [n for n in out.rank_env.get(key, []) if n not in names]
-
-
 def _activities(issues: IssueCollector, path: Path, data: Any, out: LiveRules) -> None:
     for entry in _entries(issues, path, data, "activities"):
         if not _require(issues, path, entry, ("kind", "label")):
@@ -162,7 +147,7 @@ def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> Li
     issues = IssueCollector()
     out = LiveRules()
     known = set(finding_ids)
-    loaders = (("launchers.yaml", _launchers), ("frames.yaml", _activities),
+    loaders = (("frames.yaml", _activities),
                ("pictures.yaml", lambda *args: _pictures(*args, known)))
     for directory in reversed([Path(d) for d in dirs]):
         for name, loader in loaders:
@@ -175,6 +160,9 @@ def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> Li
                 loader(issues, path, data, out)
     if issues.issues:
         raise RuleFileError(issues.issues)
+    table = load_table([d for d in dirs if Path(d).resolve() != rules_dir().resolve()])
+    out.launchers = [Launcher(l.name, l.process) for l in table.launchers if l.process is not None]
+    out.rank_env = {key: list(table.variables(key)) for key in RANK_ENV_KEYS}
     return out
 
 

@@ -1,4 +1,4 @@
-"""``RunOptions``: what a run was asked to do, built once (the CLI from argparse, the TUI directly)."""
+"""``RunOptions``: what a run was asked to do, built once (the CLI from its command line, the TUI directly)."""
 
 from __future__ import annotations
 

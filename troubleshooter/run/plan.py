@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from troubleshooter.core.errors import UsageError
-from troubleshooter.core.probe import NODE, Probe, ProbeResult
+from troubleshooter.core.launchers import launcher_table
+from troubleshooter.core.probe import NODE, RANK, Probe, ProbeResult
 from troubleshooter.core.registry import Registry
 from troubleshooter.run.events import Listener, RunEvent, ignore
 from troubleshooter.run.job import Job
@@ -27,7 +28,7 @@ from troubleshooter.run.world_info import WorldInfo
 class Plan:
     """Selected probes placed by scope, and the timeout each runs under."""
 
-    here: tuple[type[Probe], ...]  # NODE probes run in this process's children, each isolated
+    here: tuple[type[Probe], ...]  # NODE probes (and see make_plan) run in this process's children, each isolated
     in_rank0: tuple[type[Probe], ...]  # NODE probes that import torch: run in local rank 0 before it joins
     ranked: tuple[type[Probe], ...]  # RANK and WORLD probes: every rank runs them
     timeouts: dict[str, float]  # probe id -> seconds (--timeout overrides each probe's own)
@@ -47,17 +48,22 @@ class Plan:
 
 
 def make_plan(registry: Registry, opts: RunOptions, probe_ids: Iterable[str] | None = None,
-              local_world: bool = True) -> Plan:
+              local_world: bool = True, launched_env: bool = False) -> Plan:
     """Select (``probe_ids``, else ``opts.only`` or every default probe, minus ``opts.skip``) and place.
 
     In a ``local_world``, NODE probes that import torch go to its rank 0 (which imports torch anyway:
-    one import saved, 1-3 s here); under a launcher every NODE probe runs beside the rank.
+    one import saved, 1-3 s here); under a launcher every NODE probe runs beside the rank. When this
+    process carries a launcher's variables (``launched_env``) but runs a local world anyway (``probe
+    NAME``, the TUI), RANK probes that need no process group run here, judging those variables: a
+    local world would replace them with its own.
     """
     selected = [registry.get(p) for p in probe_ids] if probe_ids is not None else \
         registry.select(opts.only, opts.skip, opts.probe_options())
-    ranked = tuple(p for p in selected if p.scope != NODE)
+    here_too = [p for p in selected if p.scope == RANK and not {"torch", "process_group"} & set(p.needs)] \
+        if launched_env and local_world else []
+    ranked = tuple(p for p in selected if p.scope != NODE and p not in here_too)
     in_rank0 = tuple(p for p in selected if p.scope == NODE and "torch" in p.needs) if ranked and local_world else ()
-    here = tuple(p for p in selected if p.scope == NODE and p not in in_rank0)
+    here = tuple(p for p in selected if p.scope == NODE and p not in in_rank0) + tuple(here_too)
     return Plan(here, in_rank0, ranked, {p.id: float(opts.timeout_s or p.timeout_s) for p in selected})
 
 
@@ -72,10 +78,15 @@ def run_probes(session: Session, registry: Registry, opts: RunOptions, listener:
     from troubleshooter.run.node_runner import run_node_probes
 
     opts.validate()
-    plan = make_plan(registry, opts, probe_ids)
+    launch = launcher_table().launch(os.environ)  # this process carries a launcher's variables
+    plan = make_plan(registry, opts, probe_ids, launched_env=launch is not None)
     known = dict(facts) if facts is not None else {f.key: f.value for f in session.extra_facts}
-    if plan.ranked or probe_ids is None:
-        session.world.update(WorldInfo(size=opts.nproc if plan.ranked else 1, launcher="local", nodes=1))
+    if plan.ranked:
+        session.world.update(WorldInfo(size=opts.nproc, launcher="local", nodes=1))
+    elif launch:
+        session.world.update(WorldInfo(size=launch[1], launcher=launcher_table().launcher_name(launch[0])))
+    elif probe_ids is None:
+        session.world.update(WorldInfo(size=1, launcher="local", nodes=1))
     session.run_facts.update(opts.facts())
 
     def on_done(result: ProbeResult) -> None:

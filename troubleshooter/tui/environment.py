@@ -1,6 +1,6 @@
 """What the home screen shows at a glance: launcher, world size, backend, GPUs.
 
-Read from environment variables and ``nvidia-smi -L`` only: never imports torch, so the
+Read from environment variables (the launcher table ``--auto`` uses) and ``nvidia-smi -L`` only: never imports torch, so the
 first screen stays fast. ``gpus()`` runs a subprocess and belongs in a worker.
 """
 
@@ -10,20 +10,23 @@ import shutil
 import subprocess
 from typing import Mapping
 
-# (variable that reveals the launcher, launcher name), most specific first.
-LAUNCHER_VARS = (("TORCHELASTIC_RUN_ID", "torchrun"), ("OMPI_COMM_WORLD_SIZE", "mpirun (Open MPI)"),
-                 ("PMI_SIZE", "mpirun (MPICH/Intel MPI)"), ("SLURM_JOB_ID", "slurm"),
-                 ("DEEPSPEED_LAUNCHER", "deepspeed"))
-WORLD_SIZE_VARS = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
-
+from troubleshooter.core.launchers import launcher_table
 
 def launcher_summary(env: Mapping[str, str], nproc: int, backend: str) -> dict[str, str]:
-    """Launcher, world size and backend as this session would see them (strings for display)."""
-    launcher = next((name for var, name in LAUNCHER_VARS if env.get(var)), None)
-    size = next((env[v] for v in WORLD_SIZE_VARS if env.get(v)), None)
+    """Launcher, world size and backend as ``--auto`` would see them (strings for display; rules/launchers.yaml)."""
+    launchers = launcher_table()
+    launch = launchers.launch(env)
+    if launch:
+        kind, size = launch
+        name = launchers.launcher_name(kind)
+        launcher, world = (name if name == kind else f"{name} ({kind})"), str(size)
+    else:
+        scheduler = launchers.scheduler(env)
+        launcher = "none (local world" + (f"; inside a {scheduler} allocation)" if scheduler else ")")
+        world = f"{nproc} (--nproc)"
     return {
-        "launcher": launcher or "none (local world)",
-        "world size": size or f"{nproc} (--nproc)",
+        "launcher": launcher,
+        "world size": world,
         "backend": backend if backend != "auto" else "auto (nccl if GPUs)",
         "master": f"{env['MASTER_ADDR']}:{env.get('MASTER_PORT', '?')}" if env.get("MASTER_ADDR") else "not set",
     }
