@@ -151,17 +151,8 @@ def test_manifest_file_is_the_one_the_tools_read():
 
 DEV_FLOORS = {"precision": 0.97, "recall": 0.80}
 # Correct-file warnings judged right (see docs/SCANNER.md): Lightning's docs ask for fabric.print, and this
-# example prints per step with plain print() on every rank; these Accelerate examples accumulate gradients with
-# accelerator.backward() outside accumulate(), so DDP all-reduces every micro-step (accepted by the maintainers
-# in huggingface/accelerate#106, which is why accumulate() exists).
-ACCEPTED_REAL_WARNINGS = {
-    "Lightning-AI/pytorch-lightning/examples/fabric/image_classifier/train_fabric.py",
-    "huggingface/accelerate/examples/nlp_example.py",
-    "huggingface/accelerate/examples/complete_nlp_example.py",
-    "huggingface/accelerate/examples/by_feature/checkpointing.py",
-    "huggingface/accelerate/examples/by_feature/early_stopping.py",
-    "huggingface/accelerate/examples/by_feature/tracking.py",
-}
+# example prints per step with plain print() on every rank.
+ACCEPTED_REAL_WARNINGS = {"Lightning-AI/pytorch-lightning/examples/fabric/image_classifier/train_fabric.py"}
 
 
 def test_dev_buggy_scripts_meet_the_floors():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
 from troubleshooter.scan.guards import (  # noqa: F401
@@ -47,6 +47,7 @@ class Ctx:
     loops: tuple = ()
     withs: tuple = ()
     dist_branch: bool = False  # under an ``if`` on a distributed flag (``if args.distributed``)
+    optional: bool = False  # under an ``if`` on something else (a configuration switch, data)
 
 
 @dataclass(eq=False)
@@ -228,7 +229,7 @@ class ModuleIndex:
             it = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             names = frozenset(filter(None, (dotted(n) for n in ast.walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
             self.loops.append(LoopInfo(stmt, ctx, target, names))
-            inner = Ctx(ctx.func, ctx.sides, ctx.loops + (stmt,), ctx.withs, ctx.dist_branch)
+            inner = replace(ctx, loops=ctx.loops + (stmt,))
             self._block(stmt.body, inner)
             self._block(stmt.orelse, ctx)
             return ctx
@@ -238,10 +239,10 @@ class ModuleIndex:
                 self._expr(item.context_expr, ctx)
                 expr = item.context_expr
                 names.append(self.qual(expr.func if isinstance(expr, ast.Call) else expr) or "?")
-            inner = Ctx(ctx.func, ctx.sides, ctx.loops, ctx.withs + tuple(names), ctx.dist_branch)
+            inner = replace(ctx, withs=ctx.withs + tuple(names))
             after = self._block_ctx(stmt.body, inner)
             # an early return inside the with still guards what follows it
-            return Ctx(ctx.func, after.sides, ctx.loops, ctx.withs, ctx.dist_branch)
+            return replace(ctx, sides=after.sides)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._block(stmt.body, ctx)
             for handler in stmt.handlers:
@@ -286,13 +287,14 @@ class ModuleIndex:
         sides = self.classify(stmt.test)
         dist = ctx.dist_branch or _mentions(stmt.test, self.P.distributed_flag_words) or (
             sides is None and self.mentions_rank(stmt.test))
+        optional = ctx.optional or (sides is None and not dist)
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
-        self._block(stmt.body, Ctx(ctx.func, body_sides, ctx.loops, ctx.withs, dist))
-        self._block(stmt.orelse, Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, dist))
+        self._block(stmt.body, replace(ctx, sides=body_sides, dist_branch=dist, optional=optional))
+        self._block(stmt.orelse, replace(ctx, sides=else_sides, dist_branch=dist, optional=optional))
         if sides and _terminal(stmt.body) and not stmt.orelse:
-            return Ctx(ctx.func, else_sides, ctx.loops, ctx.withs, ctx.dist_branch)
+            return replace(ctx, sides=else_sides)
         return ctx
 
     def _mark_ifexp_arms(self) -> None:
@@ -316,7 +318,7 @@ class ModuleIndex:
                 method = func.attr if isinstance(func, ast.Attribute) else last(name)
                 arm = self._ifexp_sides.get(id(node))
                 site = CallSite(node, name, method, recv, ctx if arm is None else
-                                Ctx(ctx.func, ctx.sides + (arm,), ctx.loops, ctx.withs, ctx.dist_branch))
+                                replace(ctx, sides=ctx.sides + (arm,)))
                 self.calls.append(site)
                 self._call_by_node[id(node)] = site
             elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
@@ -398,7 +400,7 @@ class ModuleIndex:
             callees = [f for s in sites if s.method in self.functions and (s.recv in (None, "self"))
                        for f in self.functions[s.method]]
             self._training_loops[key] = any(self._steps(s) for s in sites) or any(
-                self._steps(s) for f in callees for s in self.sites_in(f.node))
+                self._steps(s) and not s.ctx.loops for f in callees for s in self.sites_in(f.node))
         return self._training_loops[key]
 
     def _steps(self, site: CallSite) -> bool:

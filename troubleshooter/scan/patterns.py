@@ -18,7 +18,7 @@ from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
 # Keys whose strings are regular expressions (compiled); every other key is a set of names.
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
-              "checkpoint_restore_calls", "framework_collectives")
+              "checkpoint_restore_calls", "framework_collectives", "callback_registrars")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
@@ -32,7 +32,7 @@ KEYS = (
     "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
     "local_rank_names", "distributed_flag_words", "model_preparers", "functional_losses_with_weight",
-    "ddp_settings", "global_batch_help_words", *REGEX_KEYS,
+    "ddp_settings", "global_batch_help_words", "main_process_loggers", *REGEX_KEYS,
 )
 
 

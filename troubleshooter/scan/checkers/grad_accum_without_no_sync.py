@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains, local_callee, wrapped_models
-from troubleshooter.scan.model import CallSite, ModuleIndex, dotted, last
+from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
 _BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
 
@@ -34,6 +34,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if gate is None or any(contains(gate, b.node) for b in backward):
                 continue
             steps = self._accum_name(gate.test)
+            if steps and any(const(b.value) == 1 for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
+                continue  # accumulation off by default (count 1), only a fallback for batches too big for the GPU
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step only when {ast.unparse(gate.test)}) "
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",

@@ -21,6 +21,8 @@ class GradientCheckpointingConflictChecker(Checker):
             return
         line, model = source
         for site in m.calls:
+            if site.method in m.P.hf_gradient_checkpointing and site.ctx.optional:
+                continue  # a model switch the script flips only on request (``if args.gradient_checkpointing:``)
             if self._reentrant(m, site):
                 yield Hit(site.line, f"reentrant activation checkpointing with DDP({model}, find_unused_parameters=True) "
                                      f"(line {line}) marks parameters ready twice: 'Expected to mark a "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.model import last
+from troubleshooter.scan.model import dotted, last
 
 
 class LoggingFromAllRanksChecker(Checker):
@@ -19,8 +21,9 @@ class LoggingFromAllRanksChecker(Checker):
         levels_by_rank = any(s.method in P.log_level_setters
                              and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
         loggers = self._loggers(m)
+        callbacks = self._registered_callbacks(m)
         for site in m.calls:
-            if site.rank0 or m.mentions_rank(site.node):
+            if site.rank0 or m.mentions_rank(site.node) or (site.func and site.func.name in callbacks):
                 continue
             what = None
             if site.name in P.tracker_calls:
@@ -28,8 +31,10 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
-                if site.kw("is_main_process") is not None:
+                if site.kw("is_main_process") is not None or self._per_item_output(m, site):
                     continue
+                if site.func and site.func.name in P.checkpoint_writers:
+                    continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
                         "writes to one file can leave it torn")
             elif self._in_training_loop(m, site) and site.name in P.print_calls and not silenced:
@@ -47,12 +52,37 @@ class LoggingFromAllRanksChecker(Checker):
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
 
     @staticmethod
+    def _per_item_output(m, site) -> bool:
+        """The path depends on the loop's item (each rank writes its own shard of outputs), not one shared file."""
+        targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
+        if not targets:
+            return False
+        path = site.arg(1, "f") if site.name else site.arg(0, "save_directory")
+        if path is None:
+            return False
+        roots = [path]
+        name = dotted(path)
+        binding = m.binding(name, site.line, site.ctx.func) if name else None
+        if binding is not None:
+            roots.append(binding.value)
+        return any(isinstance(n, ast.Name) and n.id in {t.split(".")[0] for t in targets}
+                   for root in roots for n in ast.walk(root))
+
+    @staticmethod
+    def _registered_callbacks(m) -> set[str]:
+        """Functions handed to a framework hook (``accelerator.register_save_state_pre_hook(save_model_hook)``):
+        the framework decides on which ranks they run."""
+        return {dotted(arg) for s in m.calls if m.P.matches("callback_registrars", s.method)
+                for arg in [*s.node.args, *(k.value for k in s.node.keywords)] if dotted(arg)}
+
+    @staticmethod
     def _loggers(m) -> set[str]:
+        """Logger names that log on every rank (not Accelerate's get_logger, which logs on the main process)."""
         names = {alias for alias, qual in m.aliases.items() if qual in m.P.logging_modules}
         for target, bindings in m.bindings.items():
             for b in bindings:
                 made = m.site_of(b.value) if hasattr(b.value, "func") else None
-                if made is not None and made.method in m.P.logger_factories:
+                if made is not None and made.method in m.P.logger_factories and made.name not in m.P.main_process_loggers:
                     names.add(target)
         return names
 
