@@ -133,3 +133,15 @@ def test_auto_report_of_this_machine_shows_the_three_charts(browser: Browser, sh
     assert browser.evaluate("document.querySelectorAll('#chart-busbw rect.band > title').length") == 1
     assert browser.evaluate("document.querySelectorAll('#chart-steps rect.compute').length") >= 2
     browser.screenshot(shots / "auto-this-machine.png")
+
+
+def test_64_ranks_print_within_an_a4_page_width(tmp_path: Path) -> None:
+    page = tmp_path / "big.html"
+    page.write_text(render(worlds.synthetic_world(64), "html"), encoding="utf-8")
+    a4 = Browser(BINARY, width=794, height=1123)  # A4 at 96 dpi
+    try:
+        a4.call("Emulation.setEmulatedMedia", media="print", features=[])
+        a4.open(page.as_uri())
+        assert a4.evaluate("document.documentElement.scrollWidth") <= 794
+    finally:
+        a4.close()
