@@ -35,7 +35,7 @@ from troubleshooter.core.probe import WORLD, Probe, ProbeContext, ProbeResult
 STEPS = 3  # optimizer steps between the two consistency snapshots
 LR = 0.01
 WEIGHT_PERIOD = 8191  # digest weights repeat with this period (a prime)
-RANDOM_TRIES = 4  # forwards of one input that must agree before the model counts as deterministic
+RANDOM_TRIES = 3  # forwards of one input (nn.Dropout off) that must agree for the model to count as deterministic
 NOISE = 0.5  # per-rank noise on float inputs, in units of the input's standard deviation
 RANK_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
 
@@ -136,15 +136,20 @@ _WEIGHTS: dict[Any, Any] = {}
 
 
 def digest(t: Any) -> str:
-    """Two float64 reductions (plain and position-weighted sum) of ``t``, as exact hex strings."""
+    """Plain and position-weighted sums of ``t`` (floats in their own precision, others in float64), as hex.
+
+    Equal tensors give equal digests on ranks that reduce in the same order; a difference that
+    rounding alone produced is removed later by the exact comparison (:func:`max_abs_diff`).
+    """
     import torch
 
-    x = t.detach().reshape(-1).to(torch.float64)
-    key = x.device
+    x = t.detach().reshape(-1)
+    x = x.float() if x.is_floating_point() and x.dtype not in (torch.float32, torch.float64) else \
+        x if x.is_floating_point() else x.to(torch.float64)
+    key = (x.device, x.dtype)
     if key not in _WEIGHTS or _WEIGHTS[key].numel() < x.numel():
-        _WEIGHTS[key] = torch.arange(max(x.numel(), 1), dtype=torch.float64, device=x.device) % WEIGHT_PERIOD + 1
-    weighted = (x * _WEIGHTS[key][: x.numel()]).sum()
-    return f"{float(x.sum()).hex()}:{float(weighted).hex()}"
+        _WEIGHTS[key] = (torch.arange(max(x.numel(), 1), device=x.device) % WEIGHT_PERIOD + 1).to(x.dtype)
+    return f"{float(x.sum()).hex()}:{float(torch.dot(x, _WEIGHTS[key][: x.numel()])).hex()}"
 
 
 def groups(values: list[Any]) -> list[list[int]]:
@@ -190,6 +195,7 @@ def compare(named: dict[str, Any]) -> dict[str, Any]:
     differ = [n for n in present if len({repr(table[n]) for table in everyone}) > 1]
     comparable = [n for n in differ if len({repr(table[n][:2]) for table in everyone}) == 1]
     diffs = dict(zip(comparable, max_abs_diff([named[n] for n in comparable]))) if comparable else {}
+    differ = [n for n in differ if diffs.get(n, 1.0) != 0.0]  # digests that differ by reduction order only
     return {"present": present, "partial": partial, "differ": differ, "diff": diffs,
             "agree": {n: groups([table[n] for table in everyone]) for n in differ},
             "missing_on": {n: [r for r, table in enumerate(everyone) if table.get(n) is None] for n in partial}}
@@ -398,7 +404,10 @@ class ParityProbe(Probe):
         FactSpec("parity.grad_max_abs_diff", "float", "Largest gradient difference across ranks"),
         FactSpec("parity.grads_missing_on_some_ranks", "list", "Parameters with a gradient on some ranks only"),
         FactSpec("parity.params_without_grad", "list", "Parameters that got no gradient on any rank"),
-        FactSpec("parity.stochastic_forward", "bool", "Two training-mode forwards of the same input differ on a rank"),
+        FactSpec("parity.stochastic_forward", "bool", "Training-mode forwards of the same input differ on some rank "
+                 "(dropout or other randomness)"),
+        FactSpec("parity.random_beyond_dropout", "bool", "With nn.Dropout off, forwards of the same input still differ "
+                 "on some rank"),
         FactSpec("parity.rng_shared_across_ranks", "bool", "A random training-mode forward of the same input gives "
                  "identical outputs on every rank (identical random streams)"),
         FactSpec("parity.modules_run_differ", "list", "Modules that ran on some ranks but not others for the same input"),
@@ -462,12 +471,12 @@ class ParityProbe(Probe):
         at_wrap = compare(state(model))
 
         ctx.phase("same input")
-        random_facts, stochastic = self.randomness(model, batch)
+        random_facts, random_beyond_dropout = self.randomness(model, batch)
         reference = copy.deepcopy(model) if rank == 0 and n > 1 else None
 
         ctx.phase("first step")
-        dropouts = dropout_modules(model) if stochastic else []
-        for m in dropouts:  # nn.Dropout off for the comparable step (restored after the reference)
+        dropouts = dropout_modules(model)
+        for m in dropouts:  # nn.Dropout off for the comparable step (back on for the other steps)
             m.eval()
         batches = [perturbed(batch, 1000 + r) for r in range(n)]
         local_loss = local_loss_step(ddp, batches[rank])
@@ -478,7 +487,7 @@ class ParityProbe(Probe):
         ctx.phase("single-process reference")
         if reference is not None:
             facts.update(self.reference(reference, batches, ddp_grads, sum(losses) / n, n, tolerance,
-                                        stochastic and self.still_random(reference, batch)))
+                                        random_beyond_dropout))
             del reference
         for m in dropouts:
             m.train()
@@ -536,43 +545,42 @@ class ParityProbe(Probe):
 
     @staticmethod
     def randomness(model: Any, batch: Any) -> tuple[dict[str, Any], bool]:
-        """Two training-mode forwards of the same input on every rank: random? same stream? same modules?"""
+        """Training-mode forwards of the same input on every rank, once as is and ``RANDOM_TRIES`` times with
+        nn.Dropout off: random at all? random beyond dropout? the same stream on every rank? the same modules?
+
+        Returns the facts and whether the forward is random beyond nn.Dropout on some rank.
+        """
         import torch
 
         from troubleshooter.run import user_code
         from troubleshooter.run.in_rank import all_gather_json
 
         outputs, ran = [], []
+        dropouts = dropout_modules(model)
         with torch.no_grad(), buffers_kept(model):
-            for _ in range(2):
+            for attempt in range(1 + RANDOM_TRIES):
+                for m in dropouts if attempt == 1 else ():
+                    m.eval()
                 seen: list[str] = []
                 with modules_run(model, seen):
-                    outputs.append(user_code.loss_of(model(*batch.args, **batch.kwargs)))
+                    outputs.append(digest(user_code.loss_of(model(*batch.args, **batch.kwargs))))
                 ran.append(sorted(set(seen)))
-        mine = {"random": bool(outputs[0] != outputs[1]), "out": [digest(o) for o in outputs], "ran": ran}
+        for m in dropouts:
+            m.train()
+        mine = {"beyond": len(set(outputs[1:])) > 1, "dropout": outputs[0] != outputs[1], "out": outputs[0],
+                "ran": ran}
         everyone = all_gather_json(mine)
-        stochastic = any(e["random"] for e in everyone)
+        beyond = any(e["beyond"] for e in everyone)
+        stochastic = beyond or any(e["dropout"] for e in everyone)
         differ: set[str] = set()
-        for i in range(2):
+        for i in range(1 + RANDOM_TRIES):
             sets = [set(e["ran"][i]) for e in everyone]
             differ |= set.union(*sets) - set.intersection(*sets)
-        facts = {"parity.stochastic_forward": stochastic, "parity.modules_run_differ": sorted(differ)}
+        facts = {"parity.stochastic_forward": stochastic, "parity.random_beyond_dropout": beyond,
+                 "parity.modules_run_differ": sorted(differ)}
         if stochastic:
-            facts["parity.rng_shared_across_ranks"] = len({repr(e["out"]) for e in everyone}) == 1
-        return facts, stochastic
-
-    @staticmethod
-    def still_random(model: Any, batch: Any) -> bool:
-        """With nn.Dropout off, do forwards of the same input still differ (randomness elsewhere)?"""
-        import torch
-
-        from troubleshooter.run import user_code
-
-        for m in dropout_modules(model):
-            m.eval()
-        with torch.no_grad(), buffers_kept(model), single_process_view():
-            outputs = [digest(user_code.loss_of(model(*batch.args, **batch.kwargs))) for _ in range(RANDOM_TRIES)]
-        return len(set(outputs)) > 1
+            facts["parity.rng_shared_across_ranks"] = len({e["out"] for e in everyone}) == 1
+        return facts, beyond
 
     @staticmethod
     def reference(model: Any, batches: list[Any], ddp_grads: dict[str, Any], loss_ddp: float, n: int,
