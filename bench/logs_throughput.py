@@ -6,9 +6,10 @@ lines, training progress, warnings) with real error messages sprinkled in, then 
 - ``grep -E -c -f PATTERNS FILE`` (every signature regex, translated to POSIX ERE), and
 - ``troubleshoot logs``' analyzer (``analyze_paths``) on the same file,
 
-and prints both, the ratio, and what the analyzer found. Usage::
+alternately ``--repeat`` times (the best time of each counts: the machine may be shared), and
+prints both, the ratio, and what the analyzer found. Usage::
 
-    python bench/logs_throughput.py [--mb 200] [--keep] [--out /tmp/ddp-logs-bench.log]
+    python bench/logs_throughput.py [--mb 200] [--repeat 3] [--keep] [--out /tmp/ddp-logs-bench.log]
 """
 
 from __future__ import annotations
@@ -88,7 +89,12 @@ def to_ere(pattern: str) -> str:
     inside = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_", "n": ""}
     while i < n:
         ch = pattern[i]
-        if pattern.startswith("(?P<", i):
+        if pattern.startswith("(?!", i):  # ERE has no lookahead: drop it (grep then matches a superset)
+            depth, i = 1, i + 3
+            while depth:
+                depth += {"(": 1, ")": -1}.get(pattern[i], 0) if pattern[i - 1] != "\\" else 0
+                i += 1
+        elif pattern.startswith("(?P<", i):
             i = pattern.index(">", i) + 1
             out.append("(")
         elif pattern.startswith("(?:", i):
@@ -134,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mb", type=int, default=200, help="size of the generated log (default 200)")
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "ddp-logs-bench.log"))
     parser.add_argument("--keep", action="store_true", help="keep the generated log")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side, best counts (default 3)")
     args = parser.parse_args(argv)
 
     rules = load_rules()
@@ -149,16 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # warm the page cache so both read the file from memory
         subprocess.run(["cat", args.out], stdout=subprocess.DEVNULL, check=True, timeout=600)
-        t0 = time.perf_counter()
-        grep = subprocess.run(["grep", "-E", "-c", "-f", pattern_file, args.out], capture_output=True, text=True,
-                              timeout=3600, env={**os.environ, "LC_ALL": "C"})
-        grep_s = time.perf_counter() - t0
-        if grep.returncode > 1:
-            print(f"grep failed: {grep.stderr.strip()}", file=sys.stderr)
-            return 2
-        t0 = time.perf_counter()
-        facts = analyze_paths([args.out], rules).facts
-        ours_s = time.perf_counter() - t0
+        grep_s = ours_s = float("inf")
+        for _ in range(max(args.repeat, 1)):
+            t0 = time.perf_counter()
+            grep = subprocess.run(["grep", "-E", "-c", "-f", pattern_file, args.out], capture_output=True, text=True,
+                                  timeout=3600, env={**os.environ, "LC_ALL": "C"})
+            grep_s = min(grep_s, time.perf_counter() - t0)
+            if grep.returncode > 1:
+                print(f"grep failed: {grep.stderr.strip()}", file=sys.stderr)
+                return 2
+            t0 = time.perf_counter()
+            facts = analyze_paths([args.out], rules).facts
+            ours_s = min(ours_s, time.perf_counter() - t0)
     finally:
         os.unlink(pattern_file)
         if not args.keep:
@@ -169,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"signatures: {len(patterns)}; grep matched lines: {grep.stdout.strip()}")
     print(f"grep -E -c : {grep_s:7.2f} s  {mb / grep_s:8.1f} MB/s")
     print(f"analyzer   : {ours_s:7.2f} s  {mb / ours_s:8.1f} MB/s  ({facts['log.lines']} lines; found {', '.join(found)})")
-    print(f"ratio analyzer/grep: {ours_s / grep_s:.2f}x (target <= 3x)")
+    print(f"ratio analyzer/grep: {ours_s / grep_s:.2f}x (target <= 2x)")
     return 0
 
 

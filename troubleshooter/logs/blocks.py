@@ -25,7 +25,7 @@ ANCHORS = (
     "ChildFailedError", "Root Cause (first observed failure)",
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
-    "Out Of Memory", "mpirun noticed", 'File "', "exits with return code",
+    "Out Of Memory", "mpirun noticed", '", line ', "exits with return code",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
