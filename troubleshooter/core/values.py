@@ -104,3 +104,28 @@ def _child(key: str, name: Any) -> str:
     """A nested value keeps the parent's unit unless its own name carries one (``{"init": 0.1}`` under ``phase_s``)."""
     name = str(name)
     return f"{key}.{name}" if name.endswith(UNIT_SUFFIXES) else key
+
+
+def fact_lines(key: str, value: Any, limit: int = 8) -> list[str]:
+    """A fact as display lines: ``key = value`` for scalars and lists, an aligned table for a mapping.
+
+    A mapping of mappings becomes one row per entry with a column per inner key
+    (``net.interfaces``: interface, up, addresses); at most ``limit`` rows, then "… N more".
+    """
+    if not isinstance(value, dict) or not value:
+        return [f"{key} = {readable(key, value)}"]
+    rows = list(value.items())[:limit]
+    columns: list[str] = []
+    if all(isinstance(v, dict) for _, v in rows):
+        for _, inner in rows:
+            columns += [c for c in inner if c not in columns]
+        table = [["", *map(str, columns)]] + [[str(name), *(readable(_child(key, c), inner.get(c), 1)
+                                                            if c in inner else "–" for c in columns)]
+                                             for name, inner in rows]
+    else:
+        table = [[str(name), readable(_child(key, name), v, 1)] for name, v in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = [f"{key}:"] + ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    if len(value) > limit:
+        lines.append(f"  … {len(value) - limit} more")
+    return lines

@@ -7,13 +7,14 @@ from typing import Any, Mapping
 from rich.text import Text
 from textual.widgets import Static
 
-from troubleshooter.core.values import readable
+from troubleshooter.core.values import fact_lines
 from troubleshooter.report.figures import step_figure
 from troubleshooter.report.render import STATUS_ICONS
 from troubleshooter.tui.widgets.step_chart import step_text
 
 MAX_VALUE = 40
 MAX_FACTS = 4  # per probe; the rest is in the exported report
+MAX_ROWS = 6  # of a mapping fact's table
 CHART_WIDTH = 34
 
 
@@ -51,8 +52,12 @@ class EvidencePanel(Static):
             seen.add(result.probe)
             keys = sorted(result.facts)
             for key in keys[:MAX_FACTS]:
-                text.append(f"  {key} = ", style="dim")
-                text.append(_short(readable(key, facts.get(key, result.facts[key]))) + "\n")
+                first, *rest = fact_lines(key, facts.get(key, result.facts[key]), limit=MAX_ROWS)
+                name, sep, value = first.partition(" = ") if " = " in first else (first, "", "")
+                text.append(f"  {name}{sep}", style="dim")
+                text.append(_short(value) + "\n")
+                for line in rest:  # a mapping: a small table
+                    text.append(f"  {_short(line)}\n")
             if len(keys) > MAX_FACTS:
                 text.append(f"  … {len(keys) - MAX_FACTS} more facts in the report\n", style="dim")
         if analysed:
