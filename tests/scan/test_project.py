@@ -93,3 +93,82 @@ if __name__ == "__main__":
     (root / "train.py").write_text((root / "train.py").read_text().replace(
         'DDP(nn.Linear(2, 2))', 'DDP(nn.Linear(2, 2))\n    unused_loader()'))
     assert "hf-cache-contention" in scan_paths([str(root)]).hits
+
+
+ENDLESS_SHARDS = """
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
+
+
+class ShardDataset(Dataset):
+    def __init__(self, items, shard, num_shards):
+        self.items = items[shard:][::num_shards]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+def load_data(items, batch_size):
+    dataset = ShardDataset(items, shard=dist.get_rank(), num_shards=dist.get_world_size())
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, drop_last=True)
+    while True:
+        yield from loader
+
+
+def main(steps=100000):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(64, 64).cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    data = load_data(torch.randn(10007, 64), batch_size=32)
+    for step in range(steps):
+        batch = next(data).cuda()
+        loss = (model(batch) - batch).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if dist.get_rank() == 0 and step % 1000 == 0:
+            print(f"step {step} loss {loss.item():.4f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_rank_shards_feeding_an_endless_generator_are_not_uneven(tmp_path):
+    """Each rank reads its own shard, but an endless ``while True: yield from loader`` never runs out."""
+    path = tmp_path / "train.py"
+    path.write_text(ENDLESS_SHARDS)
+    assert "uneven-last-batch" not in scan_paths([str(path)]).hits
+    path.write_text(ENDLESS_SHARDS.replace("    while True:\n        yield from loader\n",
+                                           "    for _ in range(3):\n        yield from loader\n"))
+    assert "uneven-last-batch" in scan_paths([str(path)]).hits
+
+
+def test_stdout_redirect_silences_print(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(DDP_HEAD + """import sys
+def main(model, loader, opt):
+    dist.init_process_group("nccl")
+    if dist.get_rank() != 0:
+        sys.stdout = open(os.devnull, "w")
+    model = DDP(model)
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+        print("loss")
+if __name__ == "__main__":
+    main(None, None, None)
+""")
+    assert "logging-from-all-ranks" not in scan_paths([str(path)]).hits

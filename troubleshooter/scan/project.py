@@ -61,6 +61,8 @@ class Project:
                         refs.add(node.attr)
                     elif node.attr == "print" and dotted(node.value) in ("builtins", "__builtin__", "__builtins__"):
                         self.print_silenced = True  # builtins.print = a rank-aware print
+                    elif node.attr == "stdout" and dotted(node.value) == "sys":
+                        self.print_silenced = True  # sys.stdout = open(os.devnull, "w") off rank 0
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                     assigns.append(node)
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -68,6 +70,12 @@ class Project:
                 elif isinstance(node, ast.ClassDef):
                     self.classes.add(node.name)
                     mark_methods(node)
+                    for base in node.bases:  # class MyTrainer(SFTTrainer): building one starts the framework
+                        text = dotted(base) or ""
+                        head, dot, rest = text.partition(".")
+                        qual = aliases.get(head, head) + dot + rest if head else ""
+                        if self._framework_of(qual):
+                            aliases[node.name] = qual
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         head = alias.name.partition(".")[0]
@@ -101,8 +109,10 @@ class Project:
             s for s in index.strings if s.isidentifier()}
         project.classes = set(index.classes)
         project.has_entry = any(_is_entry(stmt) for stmt in index.tree.body)
+        subclasses = {name: index.qual(base) for name, cls in index.classes.items() for base in cls.bases
+                      if project._framework_of(index.qual(base))}
         for site in index.calls:
-            project._call(site.node, index.aliases, site.name)
+            project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
         return project
 
     def _call(self, node: ast.Call, aliases: dict[str, str], qual: str | None = None) -> None:
@@ -116,9 +126,16 @@ class Project:
             self.print_silenced = True
         if qual in P.ddp_wrappers or qual in P.init_process_group or qual in P.distributed_samplers:
             self.raw_distributed = True
-        for framework, spec in P.frameworks.items():
+        framework = self._framework_of(qual)
+        if framework:
+            self.frameworks.add(framework)
+
+    def _framework_of(self, qual: str) -> str | None:
+        """The framework a qualified name starts (``transformers.Trainer`` -> hf-trainer), if any."""
+        for framework, spec in self.P.frameworks.items():
             if qual in spec["entry"] or any(qual.startswith(m) for m in spec["entry_prefixes"]):
-                self.frameworks.add(framework)
+                return framework
+        return None
 
     def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
         """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""

@@ -22,6 +22,8 @@ class HfCacheContentionChecker(Checker):
                 continue
             if last(site.recv) in project_classes or (site.func and site.func.name in P.hf_cache_loaders):
                 continue  # the project's own from_pretrained (judged where it is called), or inside it
+            if site.name.partition(".")[0] not in P.hub_packages:
+                continue  # task.load_dataset(...): a method of the script's own objects, not the Hub's
             name = site.arg(0, "pretrained_model_name_or_path") or site.arg(0, "path")
             ident = const(name)
             if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:

@@ -6,6 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, local_callee, wrapper_names
+from troubleshooter.scan.model import const, dotted
 
 
 class UnevenLastBatchChecker(Checker):
@@ -26,7 +27,7 @@ class UnevenLastBatchChecker(Checker):
                 continue
             made = m.value_call(binding.value, binding.line + 1, binding.func)
             by_rank = m.mentions_rank(binding.value) or (made is not None and made.method in ("shard", "split_dataset_by_node"))
-            if not by_rank:
+            if not by_rank or (site.assigned_to and self._endless(m, site.assigned_to)):
                 continue
             loader = loader_label(site)
             yield Hit(site.line, f"{dataset} is split by rank by hand (line {binding.line}): when its length does not "
@@ -34,6 +35,21 @@ class UnevenLastBatchChecker(Checker):
                                  f"{model} all-reduce waits forever; use a DistributedSampler or "
                                  f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
         yield from self._hand_partitioned_loops(m, model)
+
+    @staticmethod
+    def _endless(m, loader: str) -> bool:
+        """The loader feeds an endless generator (``while True: yield from loader``): no rank runs out of batches."""
+        for loop in m.loops:
+            node = loop.node
+            if not (isinstance(node, ast.While) and const(node.test) is True):
+                continue
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.YieldFrom) and dotted(sub.value) == loader:
+                    return True
+                if isinstance(sub, ast.For) and dotted(sub.iter) == loader and any(
+                        isinstance(y, (ast.Yield, ast.YieldFrom)) for y in ast.walk(sub)):
+                    return True
+        return False
 
     @staticmethod
     def _hand_partitioned_loops(m, model: str):
