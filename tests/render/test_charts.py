@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.render import worlds
 from tests.render.test_render import GOLD, HERE, scrub
@@ -145,3 +148,49 @@ def test_user_text_in_markdown_tables_stays_inert() -> None:
     assert "<img" not in md and "<b>" not in md and "<log>" not in md
     assert "| launcher | slurm\\|&lt;img src=x onerror=alert(1)&gt; |" in md
     assert "| &lt;b&gt;n1&lt;/b&gt;\\|x | 0-1 |" in md
+
+
+JUNK = st.recursive(st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats(allow_nan=True) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(path=st.sampled_from([("collective", "details", "sweep"), ("startup", "facts", "startup.phase_s"),
+                             ("trainstep", "details", "split"), ("trainstep", "facts", "trainstep.step_p50_s"),
+                             ("scaling", "facts", "scaling.samples_per_s"), ("scaling", "details", "table")]),
+       junk=JUNK)
+def test_malformed_measurements_never_break_the_report(path, junk) -> None:
+    doc = worlds.with_scaling()
+    name, part, key = path
+    for probe in doc["probes"]:
+        if probe["name"] == name:
+            probe[part][key] = junk
+    html = render(doc, "html")
+    assert "<h2>Findings</h2>" in html and render(doc, "md").startswith("# DDP diagnosis")
+
+
+NUMBER = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**15) | st.just(0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(NUMBER, min_size=12, max_size=12))
+def test_odd_numbers_in_well_formed_measurements_never_break_the_report(values) -> None:
+    doc = worlds.with_scaling()
+    v = itertools.cycle(values)
+    for probe in doc["probes"]:
+        if probe["name"] == "collective":
+            probe["details"]["sweep"] = [{"bytes": next(v), "busbw_gbps": next(v), "time_us": next(v)},
+                                         {"bytes": 2 ** 20, "busbw_gbps": next(v), "time_us": 5.0}]
+        elif probe["name"] == "startup":
+            probe["facts"]["startup.phase_s"] = {"init": next(v), "ddp-wrap": 0.1}
+        elif probe["name"] == "trainstep":
+            probe["facts"]["trainstep.step_p50_s"], probe["facts"]["trainstep.step_p90_s"] = next(v), 0.05
+            probe["details"]["split"] = {"step_s": next(v), "compute_s": 0.01, "exposed_s": next(v)}
+        elif probe["name"] == "scaling" and probe["facts"]:
+            probe["facts"]["scaling.samples_per_s"] = [next(v), 300.0]
+            probe["details"]["table"] = [{"batch": "x1", "step_s": next(v)}, {"batch": "x2", "step_s": 0.1}]
+    html, md = render(doc, "html"), render(doc, "md")
+    assert "<h2>Findings</h2>" in html and md.startswith("# DDP diagnosis")
+    svg = "".join(re.findall(r"<svg class=\"chart\".*?</svg>", html, re.S))
+    assert not re.search(r"\b(nan|inf)\b", svg, re.I)

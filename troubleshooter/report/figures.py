@@ -6,11 +6,12 @@ the probe did not run or measured nothing; the charts never read the document th
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from troubleshooter.core.paths import rules_dir
 
@@ -118,8 +119,23 @@ def _fact(runs: Iterable[Mapping[str, Any]], key: str) -> Any:
     return next((p["facts"][key] for p in runs if key in (p.get("facts") or {})), None)
 
 
+LARGEST = 1e15  # beyond any bytes, seconds or GB/s a probe measures: a corrupt value, not a measurement
+
+
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number of sane size, else None (booleans, text, NaN and infinities are not measurements)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) and abs(number) <= LARGEST else None
+
+
+def _positive(value: Any) -> float | None:
+    number = _number(value)
+    return number if number is not None and number > 0 else None
 
 
 def world_size(doc: Mapping[str, Any]) -> int:
@@ -135,7 +151,7 @@ def startup_figure(doc: Mapping[str, Any]) -> StartupFigure | None:
         return None
     phases = tuple(dict.fromkeys(k for p in runs for k in p["facts"]["startup.phase_s"]))
     rows = tuple(StartupRow(int(p.get("rank") or 0),
-                            tuple(float(p["facts"]["startup.phase_s"].get(ph) or 0.0) for ph in phases)) for p in runs)
+                            tuple(_positive(p["facts"]["startup.phase_s"].get(ph)) or 0.0 for ph in phases)) for p in runs)
     reported = {r.rank for r in rows}
     missing = tuple(r for r in range(world_size(doc)) if r not in reported)
     late_rank = _fact(runs, "startup.slowest_rank")
@@ -202,8 +218,9 @@ def bandwidth_figure(doc: Mapping[str, Any], expectations: Mapping[str, Any] | N
     runs = [p for p in _runs(doc, "collective") if (p.get("details") or {}).get("sweep")]
     if not runs:
         return None
-    points = tuple((int(row["bytes"]), float(row["busbw_gbps"]), float(row.get("time_us") or 0))
-                   for row in runs[0]["details"]["sweep"] if _number(row.get("bytes")) and _number(row.get("busbw_gbps")))
+    points = tuple((int(row["bytes"]), _number(row["busbw_gbps"]), _positive(row.get("time_us")) or 0.0)
+                   for row in runs[0]["details"]["sweep"] if isinstance(row, dict) and (_positive(row.get("bytes")) or 0) >= 1
+                   and (_number(row.get("busbw_gbps")) or -1) >= 0)
     if not points:
         return None
     link = str(_fact(runs, "collective.link") or "")
@@ -220,13 +237,13 @@ def step_figure(doc: Mapping[str, Any]) -> StepFigure | None:
     runs = _runs(doc, "trainstep")
     for p in runs:
         facts, split = p.get("facts") or {}, (p.get("details") or {}).get("split") or {}
-        p50 = _number(facts.get("trainstep.step_p50_s"))
+        p50 = _positive(facts.get("trainstep.step_p50_s"))
         if p50 is None or p.get("rank") is None:
             continue
-        step = _number(split.get("step_s"))
+        step = _positive(split.get("step_s"))
         share = (lambda key: min(1.0, max(0.0, _number(split.get(key)) / step))
                  if step and _number(split.get(key)) is not None else None)
-        rows.append(StepRow(int(p["rank"]), p50, _number(facts.get("trainstep.step_p90_s")),
+        rows.append(StepRow(int(p["rank"]), p50, _positive(facts.get("trainstep.step_p90_s")),
                             share("compute_s"), share("exposed_s")))
     if not rows:
         return None
@@ -244,12 +261,23 @@ def scaling_figure(doc: Mapping[str, Any]) -> ScalingFigure | None:
     growth = []
     for name in ("batch", "seq"):
         series = tuple((int(str(row[name]).lstrip("x")), float(row["step_s"])) for row in table
-                       if isinstance(row, dict) and name in row and _number(row.get("step_s")))
+                       if isinstance(row, dict) and name in row and _positive(row.get("step_s"))
+                       and str(row[name]).lstrip("x").isdigit() and int(str(row[name]).lstrip("x")) > 0)
         if series:
             growth.append((name, series, _number(_fact(runs, f"scaling.{name}_exponent"))))
-    return ScalingFigure(tuple(int(k) for k in sizes), tuple(float(t) for t in throughput), tuple(growth))
+    if not all(isinstance(k, int) and k > 0 for k in sizes) or not all(_positive(t) for t in throughput):
+        return None
+    return ScalingFigure(tuple(sizes), tuple(float(t) for t in throughput), tuple(growth))
+
+
+def _tolerant(extract: Callable[[Mapping[str, Any]], Any], doc: Mapping[str, Any]) -> Any:
+    """A figure whose data is malformed (a hand-edited or foreign report) is left out, not fatal to the report."""
+    try:
+        return extract(doc)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError, OverflowError):
+        return None
 
 
 def figures(doc: Mapping[str, Any]) -> Figures:
     """All figures of ``doc``."""
-    return Figures(startup_figure(doc), bandwidth_figure(doc), step_figure(doc), scaling_figure(doc))
+    return Figures(*(_tolerant(f, doc) for f in (startup_figure, bandwidth_figure, step_figure, scaling_figure)))
