@@ -150,3 +150,16 @@ def test_compile_keeps_file_order_and_types(rules):
     oom = next(s for s in sigs if s.id == "cuda-oom")
     match = oom.regex.search("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB")
     assert oom.extract(match)["device_ordinal"] == 3
+
+
+def test_library_check_wants_examples_that_still_match_and_known_ids():
+    from troubleshooter.logs.signatures import check_references
+
+    sigs = [{"id": "a", "pattern": "boom happened", "finding": "nccl-error", "examples": ["boom happened here"]},
+            {"id": "b", "pattern": "other thing", "finding": "no-such-id", "examples": ["unrelated line"]},
+            {"id": "c", "pattern": "third one", "context": True}]
+    messages = [m for _, _, m in check_references(sigs, ["nccl-error"])]
+    assert any("'b': unknown finding id 'no-such-id'" in m for m in messages)
+    assert any("'b': example 'unrelated line' no longer matches" in m for m in messages)
+    assert any("'c' has no examples" in m for m in messages)
+    assert not any("'a'" in m for m in messages)

@@ -240,7 +240,9 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
 
 
 def check_references(signatures: list[dict], known_findings: Iterable[str]) -> list[tuple[str, int | None, str]]:
-    """Cross-file problems: unknown finding ids, refine targets that are not signature ids, duplicate ids.
+    """The library as a whole (``troubleshoot rules check``): every signature carries real example
+    lines and each still matches its pattern, every finding id exists, refine targets are signature
+    ids, ids are unique.
 
     Returns ``(source path, line, message)`` triples.
     """
@@ -249,6 +251,16 @@ def check_references(signatures: list[dict], known_findings: Iterable[str]) -> l
     problems = []
     for sig in signatures:
         where = (sig.get("_source", ""), sig.get("_line"))
+        examples = sig.get("examples") or []
+        if not examples:
+            problems.append((*where, f"signature {sig.get('id')!r} has no examples (real log lines it must match)"))
+        try:
+            regex = re.compile(sig.get("pattern", ""))
+        except re.error:
+            regex = None  # reported by the file validator
+        for example in examples if regex else ():
+            if not isinstance(example, str) or not regex.search(example):
+                problems.append((*where, f"signature {sig.get('id')!r}: example {example!r} no longer matches"))
         if sig.get("id") in ids:
             problems.append((*where, f"signature id {sig['id']!r} also defined in {ids[sig['id']]}"))
         ids.setdefault(sig.get("id"), where[0])
