@@ -4,6 +4,7 @@ A regular file (or a new path) is replaced atomically: temporary file in the sam
 fsync, rename, keeping the old file's mode. Anything else that is not a directory (a FIFO,
 a character device, ``/dev/stdout``) is written through, never replaced. A directory and a
 read-only file are refused (exit 2) and nothing is left behind. ``-`` or no path is stdout.
+Every output passes the redaction of :mod:`troubleshooter.report.redact` on its way out.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import tempfile
 from pathlib import Path
 
 from troubleshooter.core.errors import UsageError
+from troubleshooter.report.redact import redact_text
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Write ``text`` (a final newline added when missing) to ``output``, or stdout for None or ``-``."""
+    """Write ``text`` (secrets masked, a final newline added) to ``output``, or stdout for None or ``-``."""
+    text = redact_text(text)
     text = text if text.endswith("\n") else text + "\n"
     if not output or output == "-":
         sys.stdout.write(text)

@@ -1,4 +1,13 @@
-"""Redact secrets from everything a report carries (environment values, log lines, messages)."""
+"""Redact secrets from everything the tool writes (report documents, rendered text, saved state).
+
+One pass, two entry points: :func:`redact` walks a document (secret-named keys are masked
+whatever their value), :func:`redact_text` masks secrets inside free text in every spelling a
+log, command line or config carries: ``NAME=value``, ``NAME: value``, ``NAME value`` (upper-case
+names), ``--password value``, JSON ``"password": "value"``, ``Authorization: Bearer …``,
+``scheme://user:PASSWORD@``, ``wandb login <key>`` and the known token shapes (hf_, ghp_,
+AKIA…, sk-, xox…). Values never swallow a backslash or a quote, so masking rendered JSON
+keeps it valid.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +16,37 @@ from typing import Any
 
 MASK = "***REDACTED***"
 
+_WORDS = r"TOKEN(?!S)|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY"
 SECRET_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|(^|_)KEY$|^AWS_|^HF_TOKEN$|WANDB_API_KEY)",
-    re.IGNORECASE)
+    rf"({_WORDS}|AUTH|(^|_)KEY$|^AWS_|WANDB_API_KEY)", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# NAME=value / NAME: value where NAME looks secret (log lines, command lines)
+_VALUE = r"[^\s'\"\\,;`<>]+"
+# NAME=value / NAME: value where NAME looks secret (log lines, command lines, YAML)
 ASSIGNMENT = re.compile(
-    r"(?P<name>\b[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Za-z0-9_]*)"
-    r"(?P<sep>\s*[=:]\s*)(?P<quote>['\"]?)(?P<value>[^\s'\",;]+)", re.IGNORECASE)
+    rf"(?P<name>\b[A-Za-z0-9_.-]*(?:{_WORDS})[A-Za-z0-9_]*)(?P<sep>\s*[=:]\s*)(?P<quote>\\?['\"]?)(?P<value>{_VALUE})",
+    re.IGNORECASE)
+# NAME value: an environment-style (upper-case) secret name followed by its value after spaces
+SPACED = re.compile(rf"(?P<name>\b[A-Z0-9_]*(?:{_WORDS})[A-Z0-9_]*)(?P<sep>[ \t]+)(?P<value>{_VALUE})")
+# --password value / --api-key=value / -password value
+FLAG = re.compile(
+    r"(?P<name>(?<![\w-])--?[A-Za-z0-9_-]*(?:token|secret|password|passwd|passphrase|api[-_]?key|access[-_]?key"
+    rf"|private[-_]?key|credentials?|auth[-_]?key)[A-Za-z0-9_-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]+)(?P<quote>\\?['\"]?)(?P<value>{_VALUE})",
+    re.IGNORECASE)
+# "password": "value" (JSON, Python dict reprs), with the quotes possibly escaped inside a JSON string
+QUOTED_KEY = re.compile(
+    rf"(?P<name>\\?(?P<q>['\"])[A-Za-z0-9_.-]*(?:{_WORDS})[A-Za-z0-9_.-]*\\?(?P=q))(?P<sep>\s*:\s*)"
+    r"(?P<quote>\\?['\"])(?P<value>[^'\"\\\s,}]+)", re.IGNORECASE)
+AUTH_HEADER = re.compile(
+    r"(?P<name>\b(?:Proxy-)?Authorization\s*[:=]\s*(?:(?:Bearer|Basic|Token|Digest)\s+)?|\bBearer\s+)"
+    r"(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
+WANDB_LOGIN = re.compile(r"(?P<name>\bwandb\s+login\s+(?:--?[a-z-]+(?:=\S+)?\s+)*)(?P<value>[0-9a-f]{40}\b)", re.IGNORECASE)
 # values that are secrets whatever they are called
 KNOWN_VALUES = re.compile(
     r"\b(hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}|sk-[A-Za-z0-9_-]{20,}"
     r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b")
-URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@]+:)(?P<value>[^@\s/]+)(?P<at>@)", re.IGNORECASE)
+    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@\"'\\]+:)(?P<value>[^@\s/\"'\\]+)(?P<at>@)",
+                          re.IGNORECASE)
 
 
 def is_secret_name(name: str) -> bool:
@@ -36,13 +62,22 @@ def is_secret_name(name: str) -> bool:
     return bool(ENV_NAME.match(name)) and bool(SECRET_NAME.search(name))
 
 
+def _mask_value(match: re.Match) -> str:
+    groups = match.groupdict()
+    if groups["value"] == MASK or groups["value"].startswith("*"):
+        return match[0]
+    return f"{groups['name']}{groups.get('sep') or ''}{groups.get('quote') or ''}{MASK}"
+
+
 def redact_text(text: str) -> str:
     """Mask secret-looking values inside free text."""
     if not text:
         return text
     text = KNOWN_VALUES.sub(MASK, text)
     text = URL_PASSWORD.sub(lambda m: f"{m['scheme']}{MASK}{m['at']}", text)
-    return ASSIGNMENT.sub(lambda m: f"{m['name']}{m['sep']}{m['quote']}{MASK}", text)
+    for pattern in (AUTH_HEADER, WANDB_LOGIN, QUOTED_KEY, FLAG, ASSIGNMENT, SPACED):
+        text = pattern.sub(_mask_value, text)
+    return text
 
 
 def redact(obj: Any) -> Any:
@@ -54,7 +89,7 @@ def redact(obj: Any) -> Any:
                     and value not in ("", None):
                 out[key] = MASK
             else:
-                out[key] = redact(value)
+                out[redact_text(key) if isinstance(key, str) else key] = redact(value)
         return out
     if isinstance(obj, list):
         return [redact(v) for v in obj]

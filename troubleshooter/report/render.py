@@ -20,6 +20,7 @@ from markupsafe import Markup
 from troubleshooter.core.paths import templates_dir
 from troubleshooter.report.measurements import Measurements, measurements
 from troubleshooter.core.values import readable
+from troubleshooter.report.redact import redact
 
 TABLE_TITLES = {"rank_table": "Per rank", "nodes": "Per node"}
 ICONS = {"error": "✗", "warning": "!", "info": "•"}
@@ -150,7 +151,8 @@ def _probe_lines(probes: Iterable[ProbeRow]) -> tuple[ProbeLine, ...]:
 
 
 def view_model(doc: Mapping[str, Any]) -> ReportPage:
-    """Build the view model from a report document (fresh or reloaded)."""
+    """Build the view model from a report document (fresh or reloaded; secrets redacted)."""
+    doc = redact(doc)
     findings = []
     for f in doc.get("findings", []):
         evidence = tuple(EvidenceItem(e.get("source", ""), e.get("rank"), e.get("detail", ""),
@@ -209,9 +211,9 @@ def markdown_cell(value: Any) -> str:
 
 
 def render(doc: Mapping[str, Any], fmt: str) -> str:
-    """Render the report document as md, html, json or text."""
+    """Render the report document as md, html, json or text (secrets redacted first)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2, default=str) + "\n"
+        return json.dumps(redact(doc), indent=2, default=str) + "\n"
     if fmt == "text":
         return render_terminal(doc, color=False)
     template = {"md": "report.md.jinja2", "html": "report.html.jinja2"}[fmt]

@@ -2,7 +2,7 @@
 
 Location: ``$TROUBLESHOOTER_STATE_DIR/recovery.json``, else ``$XDG_CACHE_HOME/ddp-troubleshooter/``
 (default ``~/.cache/ddp-troubleshooter/``). Written atomically, readable only by the user
-(probe facts can hold environment values).
+(probe facts can hold environment values), secrets redacted.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+from troubleshooter.report.redact import redact
 
 FILE_NAME = "recovery.json"
 
@@ -35,7 +37,7 @@ def save(state: dict[str, Any], path: Path | None = None) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(state, handle, default=str)
+        json.dump(redact(state), handle, default=str)
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
