@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods
+from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
 
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
@@ -33,6 +34,7 @@ class Project:
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
         self.local_modules: set[str] = set()  # dotted names of imported modules that are project files
+        self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
 
@@ -65,6 +67,9 @@ class Project:
                         self.print_silenced = True  # sys.stdout = open(os.devnull, "w") off rank 0
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                     assigns.append(node)
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(isinstance(t, ast.Subscript) and _const(t.slice) == "CUDA_VISIBLE_DEVICES" for t in targets):
+                        self.one_visible_gpu = True
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     defs.append(node)
                 elif isinstance(node, ast.ClassDef):

@@ -34,8 +34,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if gate is None or any(contains(gate, b.node) for b in backward):
                 continue
             steps = self._accum_name(gate.test)
-            if steps and any(const(b.value) == 1 for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
-                continue  # accumulation off by default (count 1), only a fallback for batches too big for the GPU
+            if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
+                continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step only when {ast.unparse(gate.test)}) "
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",
@@ -88,6 +88,13 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if text and "accum" in text.lower():
                 return text
         return None
+
+
+def _fallback_count(value: ast.AST) -> bool:
+    """``accum = 1``, raised only under a condition: accumulation is off in the usual configuration.
+    (``max(round(nominal / batch), 1)`` is not: it accumulates whenever the batch is small, and maintainers
+    accepted no_sync there - ultralytics/yolov5#790.)"""
+    return const(value) == 1
 
 
 def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:

@@ -15,6 +15,8 @@ class HardcodedCuda0Checker(Checker):
     id = "hardcoded-cuda0"
 
     def check(self, m):
+        if m.project is not None and m.project.one_visible_gpu:
+            return  # each process sees only its own GPU (CUDA_VISIBLE_DEVICES set per rank): cuda:0 is that GPU
         rank = local_rank_name(m) or "local_rank"
         seen: set[int] = set()
         for line, node, text in self._candidates(m):

@@ -53,10 +53,7 @@ class LoggingFromAllRanksChecker(Checker):
 
     @staticmethod
     def _per_item_output(m, site) -> bool:
-        """The path depends on the loop's item (each rank writes its own shard of outputs), not one shared file."""
-        targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
-        if not targets:
-            return False
+        """The path depends on the rank or on the loop's item (each rank writes its own files), not one shared file."""
         path = site.arg(1, "f") if site.name else site.arg(0, "save_directory")
         if path is None:
             return False
@@ -65,6 +62,9 @@ class LoggingFromAllRanksChecker(Checker):
         binding = m.binding(name, site.line, site.ctx.func) if name else None
         if binding is not None:
             roots.append(binding.value)
+        if any(m.mentions_rank(root) for root in roots):
+            return True
+        targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
         return any(isinstance(n, ast.Name) and n.id in {t.split(".")[0] for t in targets}
                    for root in roots for n in ast.walk(root))
 

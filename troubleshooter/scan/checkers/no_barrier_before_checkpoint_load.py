@@ -73,10 +73,11 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
     def _helpers(m: ModuleIndex, rank0: bool):
         """(local function, its torch.save on rank 0 | its torch.load on every rank), with no barrier after/before."""
         name = "torch.save" if rank0 else "torch.load"
+        names = "save_helper_names" if rank0 else "load_helper_names"
         for site in m.calls_named([name]):
             func = site.ctx.func
-            if func is None or func.name == "<class>":
-                continue
+            if func is None or func.name == "<class>" or not m.P.matches(names, func.name):
+                continue  # only a helper that is about saving / loading (not a whole train())
             if rank0 != any(side == RANK0 for _, side, _ in site.ctx.sides) or (not rank0 and site.ctx.sides):
                 continue
             syncs = [s for s in m.sites_in(func.node) if s.method in m.P.barrier_methods and not s.rank_conditional]
