@@ -9,7 +9,7 @@ import pytest
 
 from .conftest import clean_env, free_port, load, run
 from troubleshooter.cli import main
-from troubleshooter.launch.command import render_script
+from troubleshooter.launch.scripts import render_script
 
 LAUNCHERS = ("slurm", "mpirun", "torchrun", "deepspeed")
 

@@ -1,4 +1,4 @@
-"""``troubleshoot launch``: write a ready-to-submit script that runs the distributed diagnosis.
+"""Ready-to-submit scripts that run the distributed diagnosis (``troubleshoot launch`` writes them).
 
 One Jinja template per launcher in ``troubleshooter/launch/templates/``: an sbatch script with
 srun, an mpirun line with binding and exported variables, per-node torchrun / deepspeed
@@ -7,15 +7,11 @@ srun, an mpirun line with binding and exported variables, per-node torchrun / de
 
 from __future__ import annotations
 
-import argparse
-import stat
-import sys
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from troubleshooter.core.errors import UsageError
-from troubleshooter.report.document import write_output
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # launcher -> (tools the script needs and why, MASTER_ADDR default when --master-addr is not given)
@@ -46,17 +42,3 @@ def render_script(launcher: str, nodes: int, gpus_per_node: int, partition: str 
     return env.get_template(f"{launcher}.sh.j2").render(
         nodes=nodes, gpus_per_node=gpus_per_node, partition=partition, master_addr=master_addr,
         master_default=master_addr or default, master_port=master_port, tools=tools, name=name)
-
-
-def command(args: argparse.Namespace) -> int:
-    """Write the script to ``-o`` (made executable) or print it."""
-    name = Path(args.output).name if args.output and args.output != "-" else f"troubleshoot-{args.launcher}.sh"
-    text = render_script(args.launcher, args.nodes, args.gpus_per_node, args.partition, args.master_addr,
-                         args.master_port, name)
-    write_output(text, args.output)
-    if args.output and args.output != "-":
-        path = Path(args.output)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        how = {"slurm": f"sbatch {path}", "mpirun": f"{path}"}.get(args.launcher, f"{path} NODE_RANK  (on every node)")
-        print(f"wrote {path}; run: {how}", file=sys.stderr)
-    return 0
