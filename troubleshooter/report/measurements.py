@@ -18,6 +18,7 @@ from troubleshooter.core.values import number, readable, seconds, size
 RANKS_PER_BLOCK = 16
 MAX_CELL = 48
 DRAWN_TABLES = {("collective", "sweep"), ("startup", "table"), ("scaling", "table")}  # shown by a chart
+DRAWN_FACTS = {"startup.phase_s"}  # per rank in the start-up chart's numbers
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ def measurements(doc: Mapping[str, Any]) -> Measurements:
                 status[(p["name"], p["rank"])] = f"{p.get('status', '')} {seconds(float(p.get('duration_s') or 0))}"
         for name in dict.fromkeys(name for name, _ in status):
             rows.append((f"{name} probe", lambda r, name=name: status.get((name, r), "–")))
-        keys = dict.fromkeys(k for r in ranks for k in (r.get("facts") or {}))
+        keys = dict.fromkeys(k for r in ranks for k in (r.get("facts") or {}) if k not in DRAWN_FACTS)
         for key in keys:
             values = [(r.get("facts") or {}).get(key) for r in ranks]
             if len(ranks) > 1 and _same(values):
