@@ -403,7 +403,8 @@ class ParityProbe(Probe):
                  "all-reduces, that differ across ranks"),
         FactSpec("parity.grad_max_abs_diff", "float", "Largest gradient difference across ranks"),
         FactSpec("parity.grads_missing_on_some_ranks", "list", "Parameters with a gradient on some ranks only"),
-        FactSpec("parity.params_without_grad", "list", "Parameters that got no gradient on any rank"),
+        FactSpec("parity.params_without_grad", "list", "Parameters that require a gradient and got none on any rank "
+                 "in the first step"),
         FactSpec("parity.stochastic_forward", "bool", "Training-mode forwards of the same input differ on some rank "
                  "(dropout or other randomness)"),
         FactSpec("parity.random_beyond_dropout", "bool", "With nn.Dropout off, forwards of the same input still differ "
@@ -526,8 +527,8 @@ class ParityProbe(Probe):
             "parity.legit_differ": legit, "parity.batchnorm_modules": sorted(bn),
             "parity.grads_differ": grads["differ"],
             "parity.grads_missing_on_some_ranks": grads["partial"],
-            "parity.params_without_grad": [x for x, p in registered.items() if x not in grads["present"]
-                                           and x not in grads["partial"]],
+            "parity.params_without_grad": [x for x, p in registered.items() if p.requires_grad
+                                           and x not in grads["present"] and x not in grads["partial"]],
             "parity.dtype": str(dtype).replace("torch.", ""), "parity.tolerance": tolerance,
             **random_facts, **sharded,
         })
@@ -638,6 +639,8 @@ class ParityProbe(Probe):
                          f"(tolerance {facts['parity.tolerance']:.2g}), norm ratio {facts['parity.update_norm_ratio']:.3g}")
         elif facts.get("parity.reference_skipped"):
             parts.append(f"no single-process comparison: {facts['parity.reference_skipped']}")
+        if facts.get("parity.legit_differ"):
+            parts.append(f"differ as declared/recognised per-rank: {', '.join(facts['parity.legit_differ'][:3])}")
         if "parity.shard_overlap_fraction" in facts:
             parts.append(f"{facts['parity.sampler']}: {facts['parity.shard_overlap_fraction']:.0%} of samples drawn "
                          f"by several ranks")

@@ -142,3 +142,9 @@ def test_script_without_set_epoch_is_confirmed_by_measurement(tmp_path):
                  "--script", str(script))
     evidence = findings(report)["missing-set-epoch"]["evidence"]
     assert any("measured: DistributedSampler yields the same shuffled order" in e["detail"] for e in evidence), evidence
+
+
+def test_branch_that_never_trains(tmp_path):
+    report = run(tmp_path, "--model", "parity_models:unused_branch")
+    assert "aux.weight, aux.bias" in details(report, "parameters-never-trained")
+    assert set(findings(report)) == {"parameters-never-trained"}

@@ -175,3 +175,15 @@ class FrozenShuffle(torch.utils.data.Sampler):
 def loader_frozen_order():
     data = _dataset()
     return DataLoader(data, batch_size=8, sampler=FrozenShuffle(len(data)))
+
+
+class UnusedHead(Mlp):
+    """Builds an auxiliary head that forward never calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.aux = nn.Linear(32, 4)
+
+
+def unused_branch():
+    return UnusedHead()
