@@ -95,7 +95,7 @@ def chart_views(figs: Figures) -> tuple[ChartView, ...]:
             expect = (f" Shaded: what {fig.link} should give, {' to '.join(values)} GB/s "
                       f"({band.link_id}: {band.source})"
                       + (f"; it applies to messages of {size(band.min_message_bytes)} and more, smaller ones measure "
-                         "latency." if band.min_message_bytes else "."))
+                         "latency." if band.min_message_bytes and not band.measured_range else "."))
         out.append(ChartView(
             "busbw", "all_reduce bus bandwidth", charts.bandwidth_chart(fig),
             f"Bus bandwidth (nccl-tests definition) of the slowest rank at each message size, {fig.ranks} ranks, "
