@@ -79,3 +79,20 @@ def test_an_excerpt_ending_in_a_bare_exception_is_a_failure(rules):
     facts = _facts(rules, "step 10 loss 0.5\nValueError: frobnication failed for batch 3\n")
     [hit] = facts["log.unrecognized-failure"]
     assert hit["vars"]["exception"] == "ValueError: frobnication failed for batch 3"
+
+
+def test_missing_hostfile_is_a_cause_only_when_one_was_asked_for(rules):
+    notice = ("[2024-05-01 10:00:00,000] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, "
+              "will proceed with training with local resources only.")
+    assert _shown(rules, _facts(rules, notice)) == []
+    facts = _facts(rules, f"$ deepspeed --hostfile=/job/hostfile train.py\n{notice}\n")
+    assert _shown(rules, facts) == ["hostfile-missing"]
+
+
+def test_legacy_device_wording_inside_the_loss_is_the_loss(rules):
+    facts = _facts(rules, """
+  File "train.py", line 40, in step
+    loss = criterion(out, target)
+RuntimeError: Expected object of device type cuda but got device type cpu for argument #3 'weight' in call to _thnn_nll_loss_forward
+""")
+    assert facts["log.root_cause"]["id"] == "loss-not-on-device"

@@ -42,6 +42,8 @@ class _Hit:
     seq: int
     detail: str
     vars: dict[str, Any]
+    priority: int = 0
+    severity: str | None = None
     count: int = 1
 
     def as_fact(self) -> dict[str, Any]:
@@ -50,8 +52,8 @@ class _Hit:
                "signature": self.sig.id}
         if self.count > 1:
             hit["count"] = self.count
-        if self.sig.severity:
-            hit["severity"] = self.sig.severity
+        if self.severity:
+            hit["severity"] = self.severity
         if self.sig.echo:
             hit["echo"] = True
         return hit
@@ -236,19 +238,21 @@ class LogAnalyzer:
         if value not in values and len(values) < MAX_UNIQUE:
             values.append(value)
 
-    def _refined(self, sig: Signature, path: str, line_no: int) -> tuple[str, dict[str, Any]]:
+    def _refined(self, sig: Signature, path: str, line_no: int) -> tuple[str, dict[str, Any], int, str | None]:
+        """The finding, extra vars, priority and severity of a hit of ``sig`` here (after its refinements)."""
         for ref in sig.refine:
             ctx = self._contexts.get(ref.after)
             if ctx is None or path not in ctx.last_line:
                 continue
             near = ref.within == 0 or line_no - ctx.last_line[path] <= ref.within
             if near and len(ctx.ranks) >= ref.ranks:
-                return ref.finding, dict(ctx.vars)
-        return sig.finding or "", {}
+                priority = sig.priority if ref.priority is None else ref.priority
+                return ref.finding, dict(ctx.vars), priority, ref.severity or (sig.severity if ref.priority is None else None)
+        return sig.finding or "", {}, sig.priority, sig.severity
 
     def _record(self, sig: Signature, rank: int | None, values: dict[str, Any], body: str, path: str,
                 line_no: int, order: float) -> dict[str, Any]:
-        finding, extra = self._refined(sig, path, line_no)
+        finding, extra, priority, severity = self._refined(sig, path, line_no)
         key = (finding, sig.id, rank)
         hit = self._hits.get(key)
         if hit is not None:
@@ -259,7 +263,7 @@ class LogAnalyzer:
         merged = {**extra, **values}
         if rank is not None:
             merged.setdefault("rank", rank)
-        hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged)
+        hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged, priority, severity)
         self._hits[key] = hit
         return hit.as_fact()
 
@@ -275,13 +279,13 @@ class LogAnalyzer:
         top: dict[str, int] = {}            # finding -> highest priority among its hits
         specific: dict[str, bool] = {}      # finding -> has a specific non-echo failure hit
         for h in hits:
-            if h.sig.priority > 0:
-                top[h.finding] = max(top.get(h.finding, 0), h.sig.priority)
+            if h.priority > 0:
+                top[h.finding] = max(top.get(h.finding, 0), h.priority)
                 specific[h.finding] = specific.get(h.finding, False) or not (h.sig.echo or h.sig.generic)
 
         def explained(hit: _Hit) -> bool:
             others = [f for f in top if f != hit.finding]
-            return any(top[f] > hit.sig.priority or (hit.sig.echo and specific[f]) for f in others)
+            return any(top[f] > hit.priority or (hit.sig.echo and specific[f]) for f in others)
 
         kept = [h for h in hits if not (h.sig.generic and explained(h))]
         suppressed = [h for h in hits if h not in kept]
@@ -319,7 +323,7 @@ class LogAnalyzer:
             facts.setdefault(f"log.{hit.finding}", []).append(fact)
         for key, value in self._facts.items():
             facts[key] = list(value) if isinstance(value, list) else value
-        crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.sig.priority >= 80}
+        crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes
         if failures:
@@ -343,12 +347,12 @@ class LogAnalyzer:
 
     def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The first failure in time among the most causal hits; echoes only when nothing else is known."""
-        candidates = [h for h in kept if h.sig.priority > 0]
+        candidates = [h for h in kept if h.priority > 0]
         launcher_root = next((f for f in failures if f.get("root") and f.get("rank") is not None), None)
         if launcher_root is not None and not any(h.rank == launcher_root["rank"] for h in candidates):
             candidates = []  # the launcher saw this rank die first and no line of it explains why: the rest are echoes
         if candidates:
-            best = min(candidates, key=lambda h: (h.sig.echo, -h.sig.priority, h.order, h.seq))
+            best = min(candidates, key=lambda h: (h.sig.echo, -h.priority, h.order, h.seq))
             root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
                     "detail": best.detail, "signature": best.sig.id}
             tb = self.blocks.exceptions.get(best.rank)

@@ -43,6 +43,7 @@ _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
 }
 _REFINE_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "finding": ((str,), True), "after": ((str,), True), "within": ((int,), False), "ranks": ((int,), False),
+    "priority": ((int,), False), "severity": ((str,), False),
 }
 _FILE_FIELDS = {"group": ((str,), True), "doc": ((str,), False), "signatures": ((list,), True)}
 
@@ -50,12 +51,15 @@ _FILE_FIELDS = {"group": ((str,), True), "doc": ((str,), False), "signatures": (
 @dataclass(frozen=True)
 class Refinement:
     """Use ``finding`` instead when context signature ``after`` matched within ``within`` lines before
-    (0 = anywhere earlier) on at least ``ranks`` distinct ranks."""
+    (0 = anywhere earlier) on at least ``ranks`` distinct ranks; ``priority``/``severity``, when
+    given, replace the signature's (an advisory line becomes a cause in that context)."""
 
     finding: str
     after: str
     within: int = 40
     ranks: int = 1
+    priority: int | None = None
+    severity: str | None = None
 
 
 @dataclass
@@ -279,7 +283,8 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
     """Turn validated signature dicts (``RuleSet.signatures``) into :class:`Signature` objects, in file order."""
     out = []
     for sig in raw:
-        refine = tuple(Refinement(r["finding"], r["after"], int(r.get("within", 40)), int(r.get("ranks", 1)))
+        refine = tuple(Refinement(r["finding"], r["after"], int(r.get("within", 40)), int(r.get("ranks", 1)),
+                                  r.get("priority"), r.get("severity"))
                        for r in sig.get("refine") or [])
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
