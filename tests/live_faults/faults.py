@@ -285,13 +285,19 @@ def rank_ge_world(work: Path, full: bool) -> Outcome:
 
 
 def omp_unset_mpirun(work: Path, full: bool) -> Outcome:
-    """mpirun -np 4 starts 4 ranks with OMP_NUM_THREADS unset (mpirun, unlike torchrun, never sets it)."""
+    """mpirun -np 4 on 2 cores, OMP_NUM_THREADS unset (mpirun, unlike torchrun, never sets it).
+
+    Each rank maps the OMPI variables to torch's, as MPI-launched DDP jobs do, so the only fault is OMP.
+    """
     work.mkdir(parents=True, exist_ok=True)
     env = clean_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                     MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
     env.pop("OMP_NUM_THREADS")
     selection = [] if full else ["--probe", "system", "--probe", "launcher", "--probe", "collective"]
-    mpirun = ["mpirun", "-np", "4", "--oversubscribe", "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x", "PATH"]
+    mapping = ("RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
+               "LOCAL_WORLD_SIZE=$OMPI_COMM_WORLD_LOCAL_SIZE exec \"$@\"")
+    mpirun = ["mpirun", "-np", "4", "--oversubscribe", "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x", "PATH",
+              "sh", "-c", mapping, "sh"]
     cmd = mpirun + cli("--auto", *selection, "--format", "json", "-q", "-o", "report.json")
     return execute(cmd, env, work, 240, work / "report.json", shown=shown_env({}, cmd))
 
