@@ -10,7 +10,7 @@ from .faults import FAULTS, netns_missing, verdict
 
 BY_NAME = {fault.name: fault for fault in FAULTS}
 FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "netns-nothing-listens",
-        "netns-master-link-down", "netns-route-prohibited", "netns-ifname-down"]
+        "netns-route-prohibited", "netns-ifname-down"]
 SLOW = ["stuck-rank-stall", "gloo-ifname-missing-job"]  # torchrun jobs under `troubleshoot run`
 
 
