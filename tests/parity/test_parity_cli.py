@@ -148,3 +148,17 @@ def test_branch_that_never_trains(tmp_path):
     report = run(tmp_path, "--model", "parity_models:unused_branch")
     assert "aux.weight, aux.bias" in details(report, "parameters-never-trained")
     assert set(findings(report)) == {"parameters-never-trained"}
+
+
+def test_sum_reduced_loss_is_a_world_size_factor(tmp_path):
+    report = run(tmp_path, "--model", "parity_models:loss_sum_reduced")
+    assert "is 0.5x the single-process one" in details(report, "world-size-scaling-error")
+
+
+def test_dropout_streams_are_measured_not_judged(tmp_path):
+    same = parity_facts(run(tmp_path, "--model", "parity_models:healthy"))
+    report = run(tmp_path, "--model", "parity_models:dropout_per_rank_seed")
+    assert same["parity.rng_shared_across_ranks"] is True
+    assert parity_facts(report)["parity.rng_shared_across_ranks"] is False
+    assert parity_facts(report)["parity.random_beyond_dropout"] is False
+    assert findings(report) == {}  # different dropout masks per rank are normal under DDP

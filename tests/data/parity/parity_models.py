@@ -187,3 +187,21 @@ class UnusedHead(Mlp):
 
 def unused_branch():
     return UnusedHead()
+
+
+class SumLoss(Mlp):
+    """A loss summed over the batch (reduction="sum"): its size grows with the batch."""
+
+    def forward(self, x):
+        return {"loss": super().forward(x).sum()}
+
+
+def loss_sum_reduced():
+    return SumLoss()
+
+
+def dropout_per_rank_seed():
+    """Healthy, with a per-rank seed after building: dropout masks differ by rank (normal under DDP)."""
+    model = Mlp()
+    torch.manual_seed(1000 + rank())
+    return model
