@@ -69,10 +69,20 @@ def _mask_value(match: re.Match) -> str:
     return f"{groups['name']}{groups.get('sep') or ''}{groups.get('quote') or ''}{MASK}"
 
 
+# Every pattern above needs one of these fragments: text without any is returned as is (most report text).
+_MAYBE_SECRET = re.compile(
+    r"hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|xox|glpat-|eyJ|://|authoriz|bearer|wandb|token|secret|passw"
+    r"|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credential|auth[-_]?key", re.IGNORECASE)
+
+
 def redact_text(text: str) -> str:
     """Mask secret-looking values inside free text."""
-    if not text:
+    if not text or not _MAYBE_SECRET.search(text):
         return text
+    return _mask_all(text)
+
+
+def _mask_all(text: str) -> str:
     text = KNOWN_VALUES.sub(MASK, text)
     text = URL_PASSWORD.sub(lambda m: f"{m['scheme']}{MASK}{m['at']}", text)
     for pattern in (AUTH_HEADER, WANDB_LOGIN, QUOTED_KEY, FLAG, ASSIGNMENT, SPACED):
