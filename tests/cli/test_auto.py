@@ -227,7 +227,7 @@ def test_cancel_tears_the_world_down(plugins: Path) -> None:
     started = time.monotonic()
     outcome = run_world(plan.rank_job(opts, {}, dict(os.environ)), 2, cancel=cancel)
     assert time.monotonic() - started < 15
-    assert outcome.world_facts == {"world.teardown_reason": "cancelled by the user"}
+    assert outcome.teardown_facts == {"world.teardown_reason": "cancelled by the user"}
     assert no_children_left()
 
 

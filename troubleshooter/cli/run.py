@@ -1,4 +1,4 @@
-"""``troubleshoot run -- LAUNCH...``: run a launch command under watch (live/run.py) and report how it ended."""
+"""``troubleshoot run -- LAUNCH...``: run a launch command under watch (live/watch.py) and report how it ended."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from troubleshooter.live import flight_recorder as fr
 from troubleshooter.live.attach import inspect_job
 from troubleshooter.live.discover import find_job
 from troubleshooter.live.rules import live_rules_for
-from troubleshooter.live.run import Outcome, Watcher, make_analyzer, root_failure
+from troubleshooter.live.watch import Outcome, Watcher, make_analyzer, root_failure
 
 
 def command(args: argparse.Namespace) -> int:

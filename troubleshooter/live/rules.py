@@ -1,4 +1,4 @@
-"""Load and validate ``rules/live/``: launcher patterns, frame activities, stack pictures.
+"""Load and validate ``rules/live/``: frame activities and stack pictures (launchers: the launcher table).
 
 Each rules directory (the shipped one, then ``--rules`` overlays) may hold ``live/frames.yaml`` and
 ``live/pictures.yaml``; launchers (command-line patterns, rank variables) come from the launcher table

@@ -1,1 +1,1 @@
-"""Running probes and collecting evidence: node runner, local world, rank worker, sessions."""
+"""Running probes and collecting evidence: options, plan, node runner, local world, rank worker, job file, session, world info, progress events."""

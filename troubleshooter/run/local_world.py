@@ -60,7 +60,7 @@ class WorldOutcome:
     size: int
     backend: str | None
     results: dict[int, list[ProbeResult]]
-    world_facts: dict[str, Any]
+    teardown_facts: dict[str, Any]  # world.stuck_*, world.dead_* ...: empty when every rank finished
     log_tails: dict[int, str]
 
 
@@ -141,7 +141,7 @@ def run_world(job: Job, nproc: int, *, on_event: Callable[[int, dict], None] | N
                                         env=rank_env, stdin=subprocess.DEVNULL, stdout=logs[rank],
                                         stderr=subprocess.STDOUT, start_new_session=True)
                 states[rank] = SupervisedRank(rank, proc)
-            world_facts = supervise(states, events_dir, job.timeouts, job.init_timeout_s, on_event, cancel)
+            teardown_facts = supervise(states, events_dir, job.timeouts, job.init_timeout_s, on_event, cancel)
         finally:
             for state in states.values():
                 kill_group(state.proc)
@@ -152,7 +152,7 @@ def run_world(job: Job, nproc: int, *, on_event: Callable[[int, dict], None] | N
             text = (events_dir / f"rank{rank}.log").read_text(errors="replace")
             tails[rank] = "\n".join(text.strip().splitlines()[-20:])
     backend_used = next((s.backend for s in states.values() if s.backend), None)
-    return WorldOutcome(nproc, backend_used, {r: s.results for r, s in states.items()}, world_facts, tails)
+    return WorldOutcome(nproc, backend_used, {r: s.results for r, s in states.items()}, teardown_facts, tails)
 
 
 def supervision_limit(timeouts: dict[str, float], init_timeout_s: float) -> float:

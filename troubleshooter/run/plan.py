@@ -113,13 +113,13 @@ def run_probes(session: Session, registry: Registry, opts: RunOptions, listener:
             outcome = run_world(plan.rank_job(opts, known, dict(os.environ)), opts.nproc, on_event=on_event,
                                 cancel=cancel)
             session.world.update(WorldInfo(backend=outcome.backend))
-            session.run_facts.update(outcome.world_facts)
+            session.run_facts.update(outcome.teardown_facts)
             recorded = {(r.probe, r.rank) for r in session.results}
             for results in outcome.results.values():  # timeouts synthesised by the supervisor
                 for result in results:
                     if (result.probe, result.rank) not in recorded:
                         on_done(result)
-            if outcome.world_facts:
+            if outcome.teardown_facts:
                 session.extra["rank_logs"] = {str(r): tail for r, tail in outcome.log_tails.items()}
     finally:
         node_thread.join()

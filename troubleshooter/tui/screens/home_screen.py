@@ -37,6 +37,7 @@ class HomeScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="home")
         self.gpu_text = "detecting…"
+        self.launcher_info: dict[str, str] | None = None  # read after the first paint (the launcher table is YAML)
         self.details: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -55,17 +56,18 @@ class HomeScreen(Screen):
 
     @work(thread=True, exit_on_error=False, group="env", description="detecting GPUs")
     def detect_gpus(self) -> None:
-        """``nvidia-smi -L`` in a thread (bounded by its own timeout)."""
-        text = self.app.detect_gpus()
-        self.app.call_from_thread(self._set_gpus, text)
+        """The launcher table and ``nvidia-smi -L`` in a thread (bounded by its own timeout), after the first paint."""
+        options = self.app.options
+        launcher = environment.launcher_summary(os.environ, options.nproc, options.backend)
+        self.app.call_from_thread(self._set_env, launcher, self.gpu_text)
+        self.app.call_from_thread(self._set_env, launcher, self.app.detect_gpus())
 
-    def _set_gpus(self, text: str) -> None:
-        self.gpu_text = text
+    def _set_env(self, launcher: dict[str, str], gpus: str) -> None:
+        self.launcher_info, self.gpu_text = launcher, gpus
         self.query_one("#env-summary", Static).update(self._env_text())
 
     def _env_text(self) -> Text:
-        options = self.app.options
-        info = environment.launcher_summary(os.environ, options.nproc, options.backend)
+        info = dict(self.launcher_info or {"launcher": "…"})
         info["GPUs"] = self.gpu_text
         text = Text()
         for i, (key, value) in enumerate(info.items()):

@@ -1,4 +1,4 @@
-"""``troubleshoot run -- LAUNCH...``: run a launch command under watch and report when it ends, fails or stalls.
+"""Watch a launch command (``troubleshoot run -- LAUNCH...``): stream its output, notice when it ends, fails or stalls.
 
 The job's stdout and stderr pass through to ours byte for byte and are copied to a log file;
 each complete line is fed to the log analyzer as it arrives. A stall is --stall seconds with no
