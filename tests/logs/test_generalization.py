@@ -96,3 +96,12 @@ def test_legacy_device_wording_inside_the_loss_is_the_loss(rules):
 RuntimeError: Expected object of device type cuda but got device type cpu for argument #3 'weight' in call to _thnn_nll_loss_forward
 """)
     assert facts["log.root_cause"]["id"] == "loss-not-on-device"
+
+
+def test_a_traceback_cut_before_its_exception_is_still_a_failure(rules):
+    facts = _facts(rules, """
+  File "/opt/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 309, in __init__
+    self._configure_optimizer(optimizer, model_parameters)
+""")
+    [hit] = facts["log.unrecognized-failure"]
+    assert hit["vars"]["location"].endswith("engine.py:309")

@@ -23,8 +23,14 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
         where = f"{root.get('path')}:{root.get('line')}" if root.get("line") else ""
         rank = (f"rank {root['rank']}" if root.get("rank") is not None else
                 f"local rank {root['local_rank']}" if root.get("local_rank") is not None else "an unknown rank")
-        what = root.get("id") or f"exit code {root.get('exit_code')}" + (f" ({root['signal']})" if root.get("signal") else "")
-        lines.append(f"Root cause (first failure): {what} on {rank} {where}".rstrip())
+        if root.get("id"):
+            what = root["id"]
+        elif root.get("exit_code") is not None:
+            what = f"exit code {root['exit_code']}" + (f" ({root['signal']})" if root.get("signal") else "")
+        else:
+            what = "no known diagnosis"
+        at = f" (raised at {root['where']})" if root.get("where") else ""
+        lines.append(f"Root cause (first failure): {what} on {rank} {where}".rstrip() + at)
         if root.get("traceback"):
             lines.append(f"    {root['traceback']}")
     if facts.get("log.failed_ranks"):

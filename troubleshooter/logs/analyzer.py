@@ -370,8 +370,13 @@ class LogAnalyzer:
         return root
 
     def _uncaught_exception(self) -> dict[str, Any] | None:
-        """No hit and no launcher record, but an exception was raised (preferably one that ended a traceback)."""
+        """No hit and no launcher record, but an exception was raised (preferably one that ended a
+        traceback), or a traceback was cut before its exception line."""
         exc = self.blocks.first_exception or self.blocks.earliest_exception
+        if exc is None and self.blocks.dangling_frame is not None:
+            frame = self.blocks.dangling_frame
+            return {"id": None, "rank": frame["rank"], "path": frame["path"], "line": frame["line"],
+                    "traceback": "a traceback whose exception line is missing from the log", "where": frame["where"]}
         if exc is None:
             return None
         return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],

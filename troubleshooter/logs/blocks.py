@@ -90,6 +90,7 @@ class BlockTracker:
     exceptions: dict[Any, dict[str, Any]] = field(default_factory=dict)
     first_exception: dict[str, Any] | None = None   # the earliest exception that ended a traceback
     earliest_exception: dict[str, Any] | None = None  # the earliest exception line of any kind
+    dangling_frame: dict[str, Any] | None = None  # the last traceback frame no exception line closed
     _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
     _section: str | None = None
     _current: Failure | None = None
@@ -126,6 +127,7 @@ class BlockTracker:
         if frame:
             if len(self._frames) < MAX_RECORDS or rank in self._frames:
                 self._frames[rank] = f"{frame.group('file')}:{frame.group('line')}"
+                self.dangling_frame = {"where": self._frames[rank], "rank": rank, "path": path, "line": line}
             return
         exc = _EXCEPTION.match(body)
         if exc and len(self.exceptions) < MAX_RECORDS or exc and rank in self.exceptions:
@@ -133,6 +135,7 @@ class BlockTracker:
             record = {"text": body[:500], "type": exc.group("type"), "path": path, "line": line}
             if rank in self._frames:
                 record["where"] = self._frames.pop(rank)
+                self.dangling_frame = None
                 if self.first_exception is None:
                     self.first_exception = dict(record, rank=key)
             self.exceptions[key] = record
