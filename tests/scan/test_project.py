@@ -172,3 +172,90 @@ if __name__ == "__main__":
     main(None, None, None)
 """)
     assert "logging-from-all-ranks" not in scan_paths([str(path)]).hits
+
+
+HAND_WRITTEN_ACCELERATOR = """import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class SimpleAccelerator:
+    def __init__(self):
+        self.local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(self.local_rank)
+        dist.init_process_group("nccl")
+        self.device = torch.device("cuda", self.local_rank)
+
+    def prepare(self, model):
+        return DDP(model.to(self.device), device_ids=[self.local_rank])
+
+
+def main():
+    acc = SimpleAccelerator()
+    model = acc.prepare(nn.Linear(10, 2))
+    data = TensorDataset(torch.randn(1000, 10), torch.randint(0, 2, (1000,)))
+    train_loader = DataLoader(data, batch_size=32, shuffle=True)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        for x, y in train_loader:
+            loss = nn.functional.cross_entropy(model(x.to(acc.device)), y.to(acc.device))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+RANDOM_SAMPLER = """import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(10, 2).cuda(), device_ids=[local_rank])
+    data = TensorDataset(torch.randn(1000, 10), torch.randint(0, 2, (1000,)))
+    loader = DataLoader(data, batch_size=32, sampler=RandomSampler(data))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_hand_written_accelerator_class_does_not_shard_loaders(tmp_path):
+    """Its prepare() wraps the model in DDP: the loader it never sees still needs a DistributedSampler."""
+    path = tmp_path / "train.py"
+    path.write_text(HAND_WRITTEN_ACCELERATOR)
+    assert "missing-distributed-sampler" in scan_paths([str(path)]).hits
+    path.write_text(HAND_WRITTEN_ACCELERATOR.replace("def prepare(self, model):", "def prepare(self, model, loader):")
+                    .replace("acc.prepare(nn.Linear(10, 2))", "acc.prepare(nn.Linear(10, 2), train_loader)"))
+    assert "missing-distributed-sampler" not in scan_paths([str(path)]).hits
+
+
+def test_a_single_process_random_sampler_is_not_a_distributed_one(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(RANDOM_SAMPLER)
+    assert "missing-distributed-sampler" in scan_paths([str(path)]).hits
+    path.write_text(RANDOM_SAMPLER.replace("sampler=RandomSampler(data))", "sampler=sampler)").replace(
+        "    loader = DataLoader(", "    if dist.is_initialized():\n        sampler = DistributedSampler(data)\n"
+        "    else:\n        sampler = RandomSampler(data)\n    loader = DataLoader(").replace(
+        "from torch.utils.data import", "from torch.utils.data import DistributedSampler,"))
+    assert "missing-distributed-sampler" not in scan_paths([str(path)]).hits

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
-from troubleshooter.scan.model import CallSite, ModuleIndex, dotted
+from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted
 
 ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
 _DYNAMIC = ("getattr", "children", "modules", "named_children", "named_modules", "_modules", "__dict__")
@@ -29,6 +29,7 @@ class ModelClass:
     uses: dict[str, str] = field(default_factory=dict)  # attr -> ALWAYS | INPUT | RANDOM | CONFIG
     use_lines: dict[str, int] = field(default_factory=dict)
     random_branches: list[tuple[int, str]] = field(default_factory=list)
+    flag_uses: dict[str, str] = field(default_factory=dict)  # attr used only under ``if self.<flag>:`` -> flag
     dynamic: bool = False  # getattr(self, ...), self.children(): attribute use is not visible
 
 
@@ -138,7 +139,12 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
                 info.random_branches.append((stmt.lineno, ast.unparse(stmt.test)))
             inner = max(kind, branch, key=_RANK.get)
             _note(info, stmt.test, kind)
+            before = set(info.uses)
             _collect_uses(m, info, stmt.body, inner, inputs)
+            flag = dotted(stmt.test)
+            if kind == ALWAYS and branch == CONFIG and flag and flag.startswith("self.") and flag.count(".") == 1:
+                for attr in set(info.uses) - before:
+                    info.flag_uses[attr] = flag[5:]
             _collect_uses(m, info, stmt.orelse, inner, inputs)
             if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) and not stmt.orelse:
                 kind = inner  # everything after an early return is conditional too
@@ -172,3 +178,37 @@ def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
             if old is None or _RANK[kind] < _RANK[old]:
                 info.uses[sub.attr] = kind
                 info.use_lines[sub.attr] = sub.lineno
+
+
+def flag_off(m: ModuleIndex, wrap: CallSite, cls: ModelClass, flag: str) -> bool:
+    """``self.<flag> = <param>`` in ``__init__`` with a false default that the construction of the wrapped model
+    does not override: a branch on it never runs."""
+    init = next((f for f in cls.node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return False
+    params = [a.arg for a in init.args.args][1:]
+    defaults = dict(zip(params[len(params) - len(init.args.defaults):], init.args.defaults))
+    source_param = next((dotted(s.value) for s in ast.walk(init) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                         and dotted(s.targets[0]) == f"self.{flag}"), None)
+    if source_param not in defaults or const(defaults[source_param], default=True) not in (False, None, 0):
+        return False
+    built = _construction(m, wrap)
+    if built is None:
+        return False
+    position = params.index(source_param)
+    passed = len(built.args) > position or any(k.arg in (source_param, None) for k in built.keywords)
+    return not passed
+
+
+def _construction(m: ModuleIndex, wrap: CallSite) -> ast.Call | None:
+    """The ``Model(...)`` call that built the wrapped module."""
+    node = wrap.arg(0, "module")
+    name = wrapped_name(wrap)
+    if name:
+        binding = m.binding(name, wrap.line, wrap.ctx.func)
+        node = binding.value if binding else None
+    while isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in m.classes:
+            return node
+        node = node.func.value if isinstance(node.func, ast.Attribute) else None
+    return None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, truthy_literal
-from troubleshooter.scan.model import const
+from troubleshooter.scan.checkers._common import contains, dataloaders, dataset_name, loader_label, truthy_literal
+from troubleshooter.scan.model import const, dotted
 
 
 class MissingDistributedSamplerChecker(Checker):
@@ -15,24 +15,59 @@ class MissingDistributedSamplerChecker(Checker):
     id = "missing-distributed-sampler"
 
     def check(self, m):
-        if m.calls_to(m.P.loader_sharders):
-            return
+        sharded = self._sharded_names(m)
         for site in dataloaders(m):
+            if (site.assigned_to and site.assigned_to in sharded) or any(
+                    s.method in m.P.loader_sharders and contains(s.node, site.node) for s in m.calls):
+                continue  # handed to accelerator.prepare / fabric.setup_dataloaders, which shard it
             sampler = site.kw("sampler") or site.kw("batch_sampler")
-            if sampler is not None and const(sampler, default=...) is not None:
+            local = self._local_sampler(m, sampler, site)
+            if sampler is not None and const(sampler, default=...) is not None and not local:
                 continue
             if len(site.node.args) > 2 or site.rank0 or any(k.arg is None for k in site.node.keywords):
                 continue  # positional sampler / **kwargs: cannot tell
             dataset = dataset_name(site)
             if dataset and self._sharded_or_iterable(m, dataset, site):
                 continue
-            if not self._trains(m, site):
+            if not local and not self._trains(m, site):
                 continue
             loader = loader_label(site)
-            yield Hit(site.line, f"{loader} has no DistributedSampler: every rank iterates all of "
-                                 f"{dataset or 'the dataset'} in the same order, so the ranks train on the same "
-                                 "batches and an epoch does no more work than on one GPU",
+            what = (f"uses {local}, a single-process sampler, instead of a DistributedSampler: every rank draws from "
+                    f"all of {dataset or 'the dataset'}" if local else
+                    f"has no DistributedSampler: every rank iterates all of {dataset or 'the dataset'} in the same order")
+            yield Hit(site.line, f"{loader} {what}, so the ranks train on the same samples and an epoch does no "
+                                 "more work than on one GPU",
                       {"loader": loader, "dataset": dataset or "dataset", "sampler": "sampler"})
+
+    @staticmethod
+    def _local_sampler(m, sampler, site) -> str | None:
+        """A single-process random sampler (RandomSampler, WeightedRandomSampler ...) given to the loader: every
+        rank draws from the whole dataset. Returns its name."""
+        if sampler is None:
+            return None
+        name = dotted(sampler)
+        values = [b.value for b in m.bindings.get(name, ()) if b.func is site.ctx.func] if name else [sampler]
+        found = None
+        for value in values or [sampler]:  # every assignment (``if distributed: ... else: RandomSampler``) must be one
+            made = m.site_of(value) if isinstance(value, ast.Call) else None
+            while made is not None and made.name not in m.P.local_samplers:
+                inner = made.arg(0, "sampler")  # BatchSampler(RandomSampler(ds), ...)
+                made = m.site_of(inner) if isinstance(inner, ast.Call) else None
+            if made is None:
+                return None
+            found = made.name.rpartition(".")[2]
+        return found
+
+    @staticmethod
+    def _sharded_names(m) -> set[str]:
+        """Names passed to a call that shards loaders (``accelerator.prepare(model, opt, loader)``), and what a
+        framework's prepare returns for them."""
+        names = set()
+        for site in m.calls:
+            if site.method in m.P.loader_sharders and (site.recv is not None or site.name != site.method):
+                names.update(filter(None, (dotted(a) for a in site.node.args)))
+                names.update(filter(None, (dotted(k.value) for k in site.node.keywords)))
+        return names
 
     @staticmethod
     def _sharded_or_iterable(m, dataset: str, site) -> bool:

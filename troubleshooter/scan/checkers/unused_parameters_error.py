@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import wrapped_name
-from troubleshooter.scan.checkers._modules import INPUT, wrapped_classes
+from troubleshooter.scan.checkers._modules import INPUT, flag_off, wrapped_classes
 from troubleshooter.scan.model import const
 
 
@@ -31,6 +31,9 @@ class UnusedParametersErrorChecker(Checker):
                     why = f"self.{attr} (line {line}) is never used by {cls.name}.forward"
                 elif use == INPUT:
                     why = f"self.{attr} is used only under an input-dependent branch (line {cls.use_lines[attr]})"
+                elif attr in cls.flag_uses and flag_off(m, wrap, cls, cls.flag_uses[attr]):
+                    why = (f"self.{attr} is used only when self.{cls.flag_uses[attr]} is set (line "
+                           f"{cls.use_lines[attr]}), which this model is built without")
                 else:
                     continue
                 yield Hit(wrap.line, f"{why}, so its parameters get no gradient and DDP({model}) without "
