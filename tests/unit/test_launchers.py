@@ -71,3 +71,11 @@ def test_overlay_replaces_a_launcher_and_broken_table_names_file_and_line(tmp_pa
     with pytest.raises(RuleFileError) as err:
         load_table([broken])
     assert f"{broken / 'launchers.yaml'}:4" in err.value.message
+
+
+def test_rules_check_validates_the_launcher_table(tmp_path, capsys):
+    from troubleshooter.cli import main
+
+    (tmp_path / "launchers.yaml").write_text("launchers:\n  - id: x\n    markers: A\n")
+    assert main(["rules", "check", str(tmp_path)]) == 2
+    assert f"{tmp_path / 'launchers.yaml'}:3" in capsys.readouterr().err

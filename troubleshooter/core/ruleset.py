@@ -356,7 +356,7 @@ def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path, verify: bo
 
 TOP_FILES = ("pitfalls.yaml", "rationalizations.yaml", "expectations.yaml", "launchers.yaml")
 FOLDERS = ("findings", "checks", "trees", "checklists", "signatures", "scan", "live")
-LIVE_FILES = ("launchers.yaml", "frames.yaml", "pictures.yaml")
+LIVE_FILES = ("frames.yaml", "pictures.yaml")  # launchers: the top-level launcher table
 
 
 def _check_layout(c: IssueCollector, directory: Path) -> None:
@@ -390,6 +390,9 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify
             continue
         rs.dirs.append(directory)
         _check_layout(c, directory)
+        if (directory / "launchers.yaml").exists():  # the launcher table (read by core/launchers.py)
+            from troubleshooter.core.launchers import parse_table
+            parse_table(directory / "launchers.yaml", c.issues)
         _load_findings(c, rs, directory, untrusted)
         _load_checks(c, rs, directory, untrusted)
         _load_trees(c, rs, directory)
