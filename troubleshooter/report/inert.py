@@ -1,0 +1,82 @@
+"""Make user text inert before it reaches a terminal or a Markdown report.
+
+Log lines, tracebacks, commands and stack frames are the user's (or an attacker's) text.
+In a terminal their control characters (C0, C1, DEL, bidi overrides; ESC sequences that
+retitle, clear or recolour, OSC-8 links, BEL) are shown as visible symbols instead of acting.
+In Markdown, text is escaped (:func:`md_text`) or put in a code span/block whose fence is
+longer than any backtick run inside (:func:`md_code`, :func:`md_block`), so it can raise no
+HTML, link, image, heading or fence-closing. HTML is escaped by Jinja's autoescape.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# the colour sequences the tool itself writes (SGR: ESC [ digits;... m), kept when colour is on
+SGR = re.compile(r"\x1b\[[0-9;]{0,12}m")
+_MD_ACTIVE = re.compile(r"([\\`*\[\]|]|^[#+=>-]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_MD_LIST_NUMBER = re.compile(r"^(\d+)([.)])")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match[0])
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␛ ␇ ␍ ...
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab replaced by a visible stand-in."""
+    return CONTROL.sub(_picture, text) if text else text
+
+
+def visible_keeping_colour(text: str) -> str:
+    """Like :func:`visible`, but the SGR colour sequences (the tool's own) stay."""
+    parts = SGR.split(text)
+    colours = SGR.findall(text)
+    out = [visible(parts[0])]
+    for colour, part in zip(colours, parts[1:]):
+        out += [colour, visible(part)]
+    return "".join(out)
+
+
+def inert(obj: Any) -> Any:
+    """A copy of a document with :func:`visible` applied to every string (keys too)."""
+    if isinstance(obj, str):
+        return visible(obj)
+    if isinstance(obj, dict):
+        return {inert(k): inert(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(inert(v) for v in obj)
+    return obj
+
+
+def md_text(value: Any) -> str:
+    """One line of plain Markdown text: no HTML, links, images, emphasis, headings or table breaks."""
+    text = " ".join(visible(str(value)).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_LIST_NUMBER.sub(r"\1\\\2", _MD_ACTIVE.sub(r"\\\1", text))
+
+
+def _fence_for(text: str, minimum: int) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(minimum, longest + 1)
+
+
+def md_code(value: Any) -> str:
+    """An inline code span holding ``value`` on one line, whatever backticks it contains."""
+    text = " ".join(visible(str(value)).split())
+    fence = _fence_for(text, 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_block(value: Any, lang: str = "") -> str:
+    """A fenced code block holding ``value`` (no final newline), fenced longer than any backtick run."""
+    text = visible(str(value)).rstrip("\n")
+    fence = _fence_for(text, 3)
+    return f"{fence}{lang}\n{text}\n{fence}"
