@@ -15,6 +15,7 @@ from troubleshooter.core.errors import UsageError
 
 def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
     """A short log summary (root cause, failed ranks, NCCL setup) above the doctor-style findings."""
+    from troubleshooter.report.inert import visible
     from troubleshooter.report.render import render_terminal
 
     lines = [f"Analysed {facts.get('log.lines', 0)} lines from {len(facts.get('log.files') or [])} file(s)."]
@@ -46,7 +47,7 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
         echoes = sorted({f"{s['id']} (rank {s['rank']})" if s.get("rank") is not None else s["id"]
                          for s in facts["log.suppressed"]})
         lines.append(f"Downstream echoes not reported separately: {', '.join(echoes)}")
-    return "\n".join(lines) + "\n\n" + render_terminal(doc, color=color)
+    return visible("\n".join(lines)) + "\n\n" + render_terminal(doc, color=color)
 
 
 def command(args) -> int:

@@ -13,11 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from troubleshooter.report.redact import MASK
+
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # the colour sequences the tool itself writes (SGR: ESC [ digits;... m), kept when colour is on
 SGR = re.compile(r"\x1b\[[0-9;]{0,12}m")
-_MD_ACTIVE = re.compile(r"([\\`*\[\]|]|^[#+=>-]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-_MD_LIST_NUMBER = re.compile(r"^(\d+)([.)])")
+_MD_ACTIVE = re.compile(r"([\\`*\[\]|]|^[#+=-](?=[\s#=-]|$)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_ESCAPED_MASK = MASK.replace("*", "\\*")
+_MD_LIST_NUMBER = re.compile(r"^(\d+)([.)])(?=\s|$)")
 
 
 def _picture(match: re.Match) -> str:
@@ -59,7 +62,8 @@ def md_text(value: Any) -> str:
     """One line of plain Markdown text: no HTML, links, images, emphasis, headings or table breaks."""
     text = " ".join(visible(str(value)).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_LIST_NUMBER.sub(r"\1\\\2", _MD_ACTIVE.sub(r"\\\1", text))
+    text = _MD_LIST_NUMBER.sub(r"\1\\\2", _MD_ACTIVE.sub(r"\\\1", text))
+    return text.replace(_ESCAPED_MASK, MASK)  # the redaction mask renders as it reads
 
 
 def _fence_for(text: str, minimum: int) -> str:

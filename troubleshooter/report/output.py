@@ -4,7 +4,9 @@ A regular file (or a new path) is replaced atomically: temporary file in the sam
 fsync, rename, keeping the old file's mode. Anything else that is not a directory (a FIFO,
 a character device, ``/dev/stdout``) is written through, never replaced. A directory and a
 read-only file are refused (exit 2) and nothing is left behind. ``-`` or no path is stdout.
-Every output passes the redaction of :mod:`troubleshooter.report.redact` on its way out.
+Every output passes the redaction of :mod:`troubleshooter.report.redact` on its way out, and its
+control characters are made visible (:mod:`troubleshooter.report.inert`; the tool's own colours
+stay on a terminal).
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ import tempfile
 from pathlib import Path
 
 from troubleshooter.core.errors import UsageError
+from troubleshooter.report.inert import visible, visible_keeping_colour
 from troubleshooter.report.redact import redact_text
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Write ``text`` (secrets masked, a final newline added) to ``output``, or stdout for None or ``-``."""
+    """Write ``text`` (secrets masked, control characters visible) to ``output``, or stdout for None or ``-``."""
+    to_stdout = not output or output == "-"
     text = redact_text(text)
+    text = visible_keeping_colour(text) if to_stdout and sys.stdout.isatty() else visible(text)
     text = text if text.endswith("\n") else text + "\n"
-    if not output or output == "-":
+    if to_stdout:
         sys.stdout.write(text)
         sys.stdout.flush()
         return

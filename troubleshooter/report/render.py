@@ -20,6 +20,7 @@ from markupsafe import Markup
 from troubleshooter.core.paths import templates_dir
 from troubleshooter.report.measurements import Measurements, measurements
 from troubleshooter.core.values import readable
+from troubleshooter.report.inert import inert, md_block, md_code, md_text
 from troubleshooter.report.redact import redact
 
 TABLE_TITLES = {"rank_table": "Per rank", "nodes": "Per node"}
@@ -152,7 +153,7 @@ def _probe_lines(probes: Iterable[ProbeRow]) -> tuple[ProbeLine, ...]:
 
 def view_model(doc: Mapping[str, Any]) -> ReportPage:
     """Build the view model from a report document (fresh or reloaded; secrets redacted)."""
-    doc = redact(doc)
+    doc = inert(redact(doc))
     findings = []
     for f in doc.get("findings", []):
         evidence = tuple(EvidenceItem(e.get("source", ""), e.get("rank"), e.get("detail", ""),
@@ -200,14 +201,8 @@ def environment(extra_dirs: Iterable[Path] = ()) -> Environment:
     env = Environment(loader=loader, autoescape=select_autoescape(enabled_extensions=("html", "html.jinja2"),
                                                                   default_for_string=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["cell"] = markdown_cell
+    env.filters.update(cell=md_text, md=md_text, code=md_code, fence=md_block)
     return env
-
-
-def markdown_cell(value: Any) -> str:
-    """Text that stays inert inside a Markdown table cell: no HTML, no column breaks, one line."""
-    text = " ".join(str(value).split())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def render(doc: Mapping[str, Any], fmt: str) -> str:

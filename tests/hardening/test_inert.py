@@ -1,0 +1,86 @@
+"""User text is inert: no terminal control sequences, no Markdown/HTML injection in any report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from troubleshooter.cli import main
+from troubleshooter.report.inert import md_block, md_code, md_text, visible, visible_keeping_colour
+from troubleshooter.report.render import render, render_terminal
+
+ESCAPES = "\x1b]0;pwned title\x07 \x1b[2J\x1b[H \x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x07 \x9b31m \u202e"
+HOSTILE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](http://x/y.png)"
+
+
+def hostile_log(tmp_path: Path) -> Path:
+    log = tmp_path / "x.log"
+    log.write_text("[rank1]: Traceback (most recent call last):\n"
+                   '[rank1]:   File "train.py", line 3, in <module>\n'
+                   "[rank1]:     x = '```'  # closes a fence\n"
+                   f"[rank1]: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB {ESCAPES} {HOSTILE}\n"
+                   "# Fake heading\n")
+    return log
+
+
+def no_control(text: str) -> None:
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", text), repr(text[:200])
+
+
+def test_logs_text_shows_escape_sequences_instead_of_running_them(tmp_path: Path, capsys) -> None:
+    assert main(["logs", str(hostile_log(tmp_path))]) == 1
+    out = capsys.readouterr().out
+    no_control(out)
+    assert "␛]0;pwned title␇" in out
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "json"])
+def test_report_of_a_hostile_log_is_inert(tmp_path: Path, capsys, fmt: str) -> None:
+    saved = tmp_path / "r.json"
+    assert main(["logs", str(hostile_log(tmp_path)), "--format", "json", "-o", str(saved)]) == 1
+    assert main(["report", str(saved), "--format", fmt, "-o", str(tmp_path / f"r.{fmt}")]) == 1
+    out = (tmp_path / f"r.{fmt}").read_text()
+    no_control(out)
+    if fmt == "json":
+        assert "\\u001b]0;pwned" in out  # kept, escaped, in the data
+    if fmt == "html":
+        assert "<img" not in out and "javascript:alert" not in out.replace("[click](javascript:alert(1))", "")
+
+
+def test_terminal_rendering_of_a_saved_report_is_inert(tmp_path: Path) -> None:
+    saved = tmp_path / "r.json"
+    assert main(["logs", str(hostile_log(tmp_path)), "--format", "json", "-o", str(saved)]) == 1
+    no_control(re.sub(r"\x1b\[[0-9;]*m", "", render_terminal(json.loads(saved.read_text()), color=True)))
+
+
+def _html_of_markdown(md: str) -> str:
+    """How a Markdown viewer that allows raw HTML (GitHub, most wikis) would show the report."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+
+
+def test_markdown_report_raises_no_html_link_image_or_heading(tmp_path: Path) -> None:
+    from tests.render.test_render import sample_doc
+
+    doc = sample_doc()
+    doc["findings"][0]["evidence"].append({"source": "logs", "detail": f"# Fake heading {HOSTILE}", "path": "a`b.py"})
+    doc["probes"][0]["message"] = HOSTILE
+    doc["facts"]["user.note"] = HOSTILE
+    doc["run"] = {"command": "python train.py", "root_failure": {"rank": 1, "host": "<b>h</b>",
+                                                                 "traceback": "line 1\n```\n# Heading\n<img src=x onerror=alert(1)>"}}
+    html = _html_of_markdown(render(doc, "md"))
+    assert "<img" not in html and 'href="javascript:' not in html and "<b>h</b>" not in html
+    assert "<h1>Heading" not in html and "<h1>Fake" not in html
+    assert "# Heading\n&lt;img src=x onerror=alert(1)&gt;" in html  # the whole traceback stays in its code block
+
+
+def test_helpers() -> None:
+    assert visible("a\x1b[2Jb\x07\tc\n") == "a␛[2Jb␇\tc\n"
+    assert visible_keeping_colour("\x1b[31mred\x1b[0m \x1b]0;t\x07") == "\x1b[31mred\x1b[0m ␛]0;t␇"
+    assert md_code("a ``` b") == "````a ``` b````" and md_code("`x`") == "`` `x` ``"
+    assert md_block("x\n````\ny", "sh") == "`````sh\nx\n````\ny\n`````"
+    assert md_text("# h [a](javascript:x) <i> 1. x") == "\\# h \\[a\\](javascript:x) &lt;i&gt; 1. x"
+    assert md_text("1. item") == "1\\. item" and md_text("14.1 ms") == "14.1 ms"
