@@ -135,7 +135,7 @@ def assert_clean(outputs: dict[str, str], secrets: list[str]) -> None:
        env_values=st.lists(PLAIN, min_size=1, max_size=3))
 def test_planted_secrets_reach_no_rendered_format(fast_commands, capsys, items, names, env_values) -> None:
     """200 examples through every renderer and the output writer (what every command ends with)."""
-    from troubleshooter.logs.command import render_text
+    from troubleshooter.cli.logs import render_text
     from troubleshooter.report.output import write_output
     from troubleshooter.report.render import render
 
