@@ -105,3 +105,14 @@ def test_a_traceback_cut_before_its_exception_is_still_a_failure(rules):
 """)
     [hit] = facts["log.unrecognized-failure"]
     assert hit["vars"]["location"].endswith("engine.py:309")
+
+
+def test_epochs_as_long_at_two_ranks_as_at_one_mean_no_sampler(rules):
+    one = "Namespace(epochs=1, world_size=1)\nEpoch 0: 100%|██████████| 391/391 [00:30<00:00, 12.9it/s]\n"
+    facts = _facts(rules, one + "| distributed init (rank 0): env://, world_size: 2\n"
+                              "Epoch 0: 100%|██████████| 391/391 [00:31<00:00, 12.6it/s]\n")
+    assert (facts["log.world_size_first"], facts["log.world_size_last"]) == (1, 2)
+    assert _shown(rules, facts) == ["missing-distributed-sampler"]
+    sharded = _facts(rules, one + "| distributed init (rank 0): env://, world_size: 2\n"
+                                  "Epoch 0: 100%|██████████| 196/196 [00:16<00:00, 12.2it/s]\n")
+    assert _shown(rules, sharded) == []

@@ -39,7 +39,8 @@ def fact_specs(rules: Any) -> list[FactSpec]:
             if isinstance(ref, dict) and ref.get("finding"):
                 keys.append((f"log.{ref['finding']}", "list", f"Log lines that show {ref['finding']}"))
         if sig.get("fact"):
-            kind = "str" if sig.get("collect") == "first" else "list"
+            single = "int" if (sig.get("captures") or {}).get("value") == "int" else "str"
+            kind = single if sig.get("collect") in ("first", "last") else "list"
             keys.append((sig["fact"], kind, sig.get("note", "").strip().split("\n")[0]))
         for key, kind, doc in keys:
             if key not in seen:

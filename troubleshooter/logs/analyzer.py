@@ -164,13 +164,14 @@ class LogAnalyzer:
             return start
 
         candidates, present = self.prefilter.scan(data)
-        scanned: dict[bytes, dict] = {}
+        scanned: dict[bytes, list] = {}
         for index in sorted(present):  # NCCL INFO facts: one bulk scan per pattern present in the chunk
             sig = self.signatures[index]
             if sig.bregex.pattern not in scanned:
-                scanned[sig.bregex.pattern] = dict.fromkeys(sig.bregex.findall(data))
-            for value in scanned[sig.bregex.pattern]:
-                self._collect(sig, value.decode("utf-8", "replace").strip())
+                scanned[sig.bregex.pattern] = sig.bregex.findall(data)
+            found = scanned[sig.bregex.pattern]
+            for value in found[-1:] if sig.collect == "last" else dict.fromkeys(found):
+                self._collect(sig, sig.typed(value.decode("utf-8", "replace").strip()))
         resume = read_block(0)
         for start, payloads in candidates:
             if start < resume:
@@ -233,6 +234,9 @@ class LogAnalyzer:
             return
         if sig.collect == "first":
             self._facts.setdefault(sig.fact, value)
+            return
+        if sig.collect == "last":
+            self._facts[sig.fact] = value
             return
         values = self._facts.setdefault(sig.fact, [])
         if value not in values and len(values) < MAX_UNIQUE:

@@ -6,8 +6,8 @@ a ``note``, and exactly one purpose:
 
 - ``finding: <catalog id>`` with a ``priority`` (root-cause rank) — the line is evidence
   for that finding; optional ``severity``, ``echo``, ``generic``, ``refine``;
-- ``fact: log.<name>`` with ``collect: first|unique`` — an informational fact (NCCL
-  version, transports, interfaces);
+- ``fact: log.<name>`` with ``collect: first|last|unique`` — an informational fact (NCCL
+  version, transports, interfaces, the world size and steps per epoch of the first and last run);
 - ``context: true`` — the line is only remembered, for other signatures' ``refine``;
 - ``wrapper: true`` — the match frames another message (``Original reason for failure was:``,
   ``what():``, ``caused by:``): on that line, hits after the wrapper (the innermost stated reason)
@@ -29,7 +29,7 @@ SEVERITIES = ("error", "warning", "info")
 ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 FACT_RE = re.compile(r"^log\.[a-z][a-z0-9_]*$")
 CAPTURE_TYPES = ("int", "str")
-COLLECT_MODES = ("first", "unique")
+COLLECT_MODES = ("first", "last", "unique")
 # Facts the analyzer computes itself; a signature may not claim these names.
 RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "log.root_cause", "log.files",
                             "log.tracebacks"})
@@ -84,6 +84,15 @@ class Signature:
     line: int | None = None
     anchors: tuple[str, ...] = ()
     bregex: re.Pattern | None = None  # the pattern over bytes (fact signatures read raw lines)
+
+    def typed(self, value: str) -> Any:
+        """A bulk-scanned fact value, converted as ``captures: {value: int}`` says."""
+        if self.captures.get("value") == "int":
+            try:
+                return int(value)
+            except ValueError:
+                return value
+        return value
 
     def extract(self, match: re.Match) -> dict[str, Any]:
         """Named groups of ``match`` as typed vars (groups that did not participate are left out)."""
