@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import collective_names, local_callee
-from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, last
+from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
+from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
 
@@ -32,13 +32,49 @@ class CollectiveMismatchChecker(Checker):
                 callee = local_callee(m, site)
                 if callee is not None and callee.name in runs and callee is not site.ctx.func:
                     candidates.append((site, f"{callee.name}()"))
+        candidates += self._rank0_forwards(m)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
+                continue
+            if label.startswith("forward of "):
+                yield Hit(site.line, f"the {label} runs on {'rank 0' if site.rank0 else 'some ranks'} only: DDP's "
+                                     "forward broadcasts the model's buffers (BatchNorm statistics) from rank 0, a "
+                                     "collective the other ranks never join, so it blocks until the timeout; evaluate "
+                                     "the unwrapped model (.module) or on every rank",
+                          {"variable": label[len("forward of "):]})
                 continue
             where = "rank 0 only" if site.rank0 else "some ranks only"
             inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") else ""
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
                                  "blocks until the collective times out", {"variable": label})
+
+    @staticmethod
+    def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
+        """Calls on some ranks only that run the forward of a DDP-wrapped model with buffers to broadcast:
+        ``model(x)`` itself, or a local function the wrapper is passed to and that calls it."""
+        if not (m.calls_named(m.P.batchnorm_layers) or any(
+                m.P.matches("batchnorm_model_factories", c.name) for c in m.calls)):
+            return []
+        wrapped = {name for name, wrap in wrapped_models(m).items()
+                   if const(wrap.kw("broadcast_buffers"), default=True) is not False}
+        found = []
+        for site in m.calls:
+            if not site.ctx.sides:
+                continue
+            target = dotted(site.node.func)
+            if target in wrapped:
+                found.append((site, f"forward of {target}"))
+                continue
+            callee = local_callee(m, site)
+            if callee is None or callee.cls is not None:
+                continue
+            params = [a.arg for a in callee.node.args.args]
+            for position, arg in enumerate(site.node.args):
+                if dotted(arg) in wrapped and position < len(params) and any(
+                        s.ctx.func is callee and dotted(s.node.func) == params[position] for s in m.calls):
+                    found.append((site, f"forward of {dotted(arg)}"))
+                    break
+        return found
 
     @staticmethod
     def _is_collective(m: ModuleIndex, site: CallSite, names: set[str]) -> bool:
