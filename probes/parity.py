@@ -483,7 +483,8 @@ class ParityProbe(Probe):
         local_loss = local_loss_step(ddp, batches[rank])
         grads = compare({name: p.grad for name, p in registered.items()})
         losses = all_gather_json(local_loss)
-        ddp_grads = {name: p.grad.detach().clone() for name, p in registered.items() if p.grad is not None} \
+        # the reference is a separate copy: these gradients stay untouched until optimizer.step()
+        ddp_grads = {name: p.grad for name, p in registered.items() if p.grad is not None} \
             if reference is not None else {}
         ctx.phase("single-process reference")
         if reference is not None:
@@ -607,17 +608,22 @@ class ParityProbe(Probe):
         names = [x for x in ddp_grads if single.get(x) is not None and single[x].grad is not None]
         if not names:
             return {"parity.reference_compared": False, "parity.reference_skipped": "no parameter got a gradient"}
-        g_ddp = torch.cat([ddp_grads[x].reshape(-1).double() for x in names])
-        g_one = torch.cat([single[x].grad.reshape(-1).double() for x in names])
-        norm_one, norm_ddp = float(g_one.norm()), float(g_ddp.norm())
+        sums = {"ddp": 0.0, "one": 0.0, "dot": 0.0, "diff": 0.0}  # per-tensor float32 reductions, summed in float64
+        for x in names:
+            a, b = ddp_grads[x].detach().reshape(-1).float(), single[x].grad.detach().reshape(-1).float()
+            sums["ddp"] += float(torch.dot(a, a))
+            sums["one"] += float(torch.dot(b, b))
+            sums["dot"] += float(torch.dot(a, b))
+            sums["diff"] += float((a - b).square().sum())
+        norm_one, norm_ddp = math.sqrt(sums["one"]), math.sqrt(sums["ddp"])
         if norm_one == 0 or not math.isfinite(norm_one) or not math.isfinite(norm_ddp):
             return {"parity.reference_compared": False,
                     "parity.reference_skipped": f"single-process gradient norm is {norm_one}"}
         ratio = norm_ddp / norm_one
         facts = {"parity.reference_compared": True, "parity.loss_ddp": loss_ddp, "parity.loss_single": loss_single,
-                 "parity.update_rel_err": float((g_ddp - g_one).norm()) / norm_one,
+                 "parity.update_rel_err": math.sqrt(sums["diff"]) / norm_one,
                  "parity.update_norm_ratio": ratio,
-                 "parity.update_cosine": float(torch.dot(g_ddp, g_one)) / (norm_one * norm_ddp) if norm_ddp else 0.0}
+                 "parity.update_cosine": sums["dot"] / (norm_one * norm_ddp) if norm_ddp else 0.0}
         if loss_single:
             facts["parity.loss_ratio"] = loss_ddp / loss_single
         if ratio > 0:
