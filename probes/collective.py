@@ -11,7 +11,6 @@ import re
 import socket
 import statistics
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from troubleshooter.core.facts import FactSpec
@@ -47,19 +46,10 @@ def time_allreduce(tensor: Any, warmup: int, iters: int, sync: Any) -> list[floa
 
 
 def load_expectations(options: dict) -> dict:
-    """rules/expectations.yaml (and --rules overlays), read with a safe loader; {} when absent."""
-    import yaml
+    """The bandwidth table of rules/expectations.yaml and the run's --rules overlays (the knowledge loader)."""
+    from troubleshooter.core.ruleset import load_rules
 
-    from troubleshooter.core.paths import rules_dir
-
-    merged: dict = {}
-    for directory in [rules_dir(), *map(Path, options.get("rules") or [])]:
-        path = Path(directory) / "expectations.yaml"
-        if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            if isinstance(data, dict):
-                merged.update(data)
-    return merged
+    return load_rules(options.get("rules") or [], only=("expectations",)).expectations
 
 
 def expected_busbw(expectations: dict, backend: str, transport: str) -> float | None:

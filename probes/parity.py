@@ -26,7 +26,6 @@ import copy
 import fnmatch
 import math
 import os
-from pathlib import Path
 from typing import Any, Callable
 
 from troubleshooter.core.facts import FactSpec
@@ -281,17 +280,11 @@ def single_process_view():
 
 def may_differ_patterns(model: Any, options: Any) -> list[str]:
     """Names whose cross-rank difference is legitimate: the model's ``parity_may_differ`` plus the rules'."""
-    import yaml
-
-    from troubleshooter.core.paths import rules_dir
+    from troubleshooter.core.ruleset import load_rules
 
     patterns = [str(p) for p in getattr(model, "parity_may_differ", None) or ()]
-    for directory in [rules_dir(), *map(Path, options.get("rules") or [])]:
-        path = Path(directory) / "expectations.yaml"
-        if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            patterns += [str(p) for p in ((data.get("parity") or {}).get("may_differ") or [])]
-    return patterns
+    expectations = load_rules(options.get("rules") or [], only=("expectations",)).expectations
+    return patterns + [str(p) for p in (expectations.get("parity") or {}).get("may_differ") or []]
 
 
 def local_loss_step(ddp: Any, batch: Any) -> float:

@@ -21,7 +21,7 @@ def command(args) -> int:
 
     rules_dirs = list(getattr(args, "rules", None) or [])
     rules = load_rules(rules_dirs)
-    result = scan_paths(list(args.paths), rules_dirs)
+    result = scan_paths(list(args.paths), rules)
     for problem in result.internal_errors:
         print(f"troubleshoot scan: warning: {problem}", file=sys.stderr)
     facts = {"run.mode": "scan", **result.facts}

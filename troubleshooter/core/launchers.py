@@ -167,11 +167,13 @@ def parse_table(path: Path, issues: list[RuleIssue]) -> tuple[dict, list[Launche
             continue
         process = None
         if entry.get("process") is not None:
-            try:
+            from troubleshooter.core.saferegex import regex_problem
+
+            problem = regex_problem(str(entry["process"]))
+            if problem:
+                issues.append(RuleIssue(str(path), entry.line_of("process"), f"`process`: {problem}"))
+            else:
                 process = re.compile(str(entry["process"]))
-            except re.error as exc:
-                issues.append(RuleIssue(str(path), entry.line_of("process"),
-                                        f"`process` is not a valid regular expression: {exc}"))
         where = f"launchers[{i}] ({entry['id']})"
         launchers.append(Launcher(
             entry["id"], str(entry.get("name", entry["id"])),
@@ -193,10 +195,19 @@ def load_table(dirs: Iterable[Path | str] = ()) -> LauncherTable:
 @lru_cache(maxsize=8)
 def _load(overlays: tuple[str, ...], base: str) -> LauncherTable:
     issues: list[RuleIssue] = []
+    table = read_table([Path(d) for d in (base, *overlays)], issues)
+    if issues:
+        raise RuleFileError(issues)
+    return table
+
+
+def read_table(dirs: Iterable[Path], issues: list[RuleIssue]) -> LauncherTable:
+    """The table of each directory's launchers.yaml, later directories over earlier ones (the knowledge
+    loader calls this for ``RuleSet.launchers``); problems go to ``issues``."""
     torch: dict[str, tuple[str, ...]] = {}
     launchers: list[Launcher] = []
     schedulers: dict[str, tuple[str, ...]] = {}
-    for directory in (base, *overlays):
+    for directory in dirs:
         path = Path(directory) / TABLE_FILE
         if not path.exists():
             continue
@@ -205,8 +216,6 @@ def _load(overlays: tuple[str, ...], base: str) -> LauncherTable:
         schedulers.update(more_schedulers)
         ids = {l.id for l in more}
         launchers = more + [l for l in launchers if l.id not in ids]  # overlays first, replacing same ids
-    if issues:
-        raise RuleFileError(issues)
     return LauncherTable(torch, tuple(launchers), schedulers)
 
 

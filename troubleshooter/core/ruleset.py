@@ -80,6 +80,10 @@ class RuleSet:
     expectations: dict[str, Any] = field(default_factory=dict)
     signatures: list[dict] = field(default_factory=list)
     cases: dict[str, dict] = field(default_factory=dict)  # check id -> {fires: [...], quiet: [...]}
+    scan_patterns: dict[str, Any] = field(default_factory=dict)  # scan/*.yaml lists (troubleshooter.scan.patterns)
+    launchers: Any = None  # launchers.yaml (troubleshooter.core.launchers.LauncherTable)
+    live: Any = None  # live/*.yaml (troubleshooter.live.rules.LiveRules)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # consumers' compiled forms
     sources: dict[str, str] = field(default_factory=dict)  # "kind:id" -> file path
     dirs: list[Path] = field(default_factory=list)
 
@@ -375,12 +379,73 @@ def _check_layout(c: IssueCollector, directory: Path) -> None:
                   f"or name it one of {', '.join(TOP_FILES)}")
 
 
-def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify: bool = False) -> RuleSet:
+EXPECTATION_FIELDS = {
+    "doc": (_STR, False), "formula": (_STR, False), "min_message_bytes": ((int,), False),
+    "links": (_LIST, False), "parity": (_DICT, False),
+}
+LINK_FIELDS = {
+    "id": (_STR, True), "backend": (_STR, True), "transport": (_STR, True), "gpus": ((int,), False),
+    "gpu_match": (_STR, False), "expected_busbw_gbps": ((int, float, type(None)), False),
+    "slow_below_gbps": ((int, float, type(None)), False), "band_gbps": (_LIST, False), "per_nic": ((bool,), False),
+    "source": (_STR, False),
+}
+
+
+def _load_expectations(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) -> None:
+    """``expectations.yaml``: an overlay's link rows come first (first match wins) and replace rows of the
+    same id; its parity.may_differ names are added; its other keys replace the base's."""
+    path = directory / "expectations.yaml"
+    if not path.exists():
+        return
+    data = load_yaml_file(c, path)
+    if data is None or not _check_fields(c, path, data, EXPECTATION_FIELDS, "expectations"):
+        return
+    rows = []
+    for i, row in enumerate(data.get("links") or []):
+        if not _check_fields(c, path, row, LINK_FIELDS, f"links[{i}]"):
+            continue
+        if verify and row.get("gpu_match") is not None:
+            problem = regex_problem(row["gpu_match"])
+            if problem:
+                c.add(path, row.line_of("gpu_match"), problem, "", f"links[{i}]")
+                continue
+        rows.append(row)
+    parity = data.get("parity") or {}
+    if parity and _check_fields(c, path, parity, {"may_differ": (_LIST, False)}, "parity"):
+        may_differ = [*(rs.expectations.get("parity") or {}).get("may_differ", []), *parity.get("may_differ", [])]
+        rs.expectations["parity"] = {"may_differ": may_differ}
+    ids = {row["id"] for row in rows}
+    rs.expectations.update({k: v for k, v in data.items() if k not in ("links", "parity")})
+    rs.expectations["links"] = rows + [row for row in rs.expectations.get("links", []) if row["id"] not in ids]
+    rs.sources[f"expectations:{directory}"] = str(path)
+
+
+def _load_scan(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) -> None:
+    paths = sorted((directory / "scan").glob("*.yaml"))
+    if not paths:
+        return
+    from troubleshooter.scan.patterns import read_pattern_file
+
+    for path in paths:
+        data = load_yaml_file(c, path)
+        if data is not None:
+            read_pattern_file(c, path, data, rs.scan_patterns, verify)
+
+
+SECTIONS = ("findings", "checks", "trees", "checklists", "pitfalls", "rationalizations", "expectations",
+            "signatures", "scan", "launchers", "live")
+
+
+def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify: bool = False,
+               only: Iterable[str] = SECTIONS) -> RuleSet:
     """Load the shipped base (or ``base``) then each overlay in ``extra_dirs``; raise on any problem.
 
     ``verify`` also trial-renders the shipped base's templates and checks its regular expressions
-    (overlays and an explicit ``base`` always get those checks).
+    (overlays and an explicit ``base`` always get those checks). ``only`` loads some sections
+    (a probe that needs the bandwidth table reads ``only=("expectations",)``); the layout and the
+    references between files are checked when every section is loaded.
     """
+    wanted = set(only)
     c = IssueCollector()
     rs = RuleSet()
     dirs = [(Path(base) if base else rules_dir(), verify or base is not None), *((Path(d), True) for d in extra_dirs)]
@@ -389,24 +454,35 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify
             c.add(directory, None, "rules directory does not exist", "pass an existing folder to --rules")
             continue
         rs.dirs.append(directory)
-        _check_layout(c, directory)
-        if (directory / "launchers.yaml").exists():  # the launcher table (read by core/launchers.py)
-            from troubleshooter.core.launchers import parse_table
-            parse_table(directory / "launchers.yaml", c.issues)
-        _load_findings(c, rs, directory, untrusted)
-        _load_checks(c, rs, directory, untrusted)
-        _load_trees(c, rs, directory)
-        _load_checklists(c, rs, directory)
-        pitfalls = _load_table(c, directory / "pitfalls.yaml", "pitfalls", PITFALL_FIELDS)
-        rs.pitfalls = pitfalls or rs.pitfalls
-        for row in _load_table(c, directory / "rationalizations.yaml", "rationalizations", RATIONALIZATION_FIELDS):
-            rs.rationalizations[row["id"]] = row
-        if (directory / "expectations.yaml").exists():
-            exp = load_yaml_file(c, directory / "expectations.yaml")
-            if isinstance(exp, dict):
-                rs.expectations.update(exp)
-        _load_signatures(c, rs, directory, untrusted)
-    _cross_check(c, rs)
+        if wanted >= set(SECTIONS):
+            _check_layout(c, directory)
+        if "findings" in wanted:
+            _load_findings(c, rs, directory, untrusted)
+        if "checks" in wanted:
+            _load_checks(c, rs, directory, untrusted)
+        if "trees" in wanted:
+            _load_trees(c, rs, directory)
+        if "checklists" in wanted:
+            _load_checklists(c, rs, directory)
+        if "pitfalls" in wanted:
+            rs.pitfalls = _load_table(c, directory / "pitfalls.yaml", "pitfalls", PITFALL_FIELDS) or rs.pitfalls
+        if "rationalizations" in wanted:
+            for row in _load_table(c, directory / "rationalizations.yaml", "rationalizations", RATIONALIZATION_FIELDS):
+                rs.rationalizations[row["id"]] = row
+        if "expectations" in wanted:
+            _load_expectations(c, rs, directory, untrusted)
+        if "signatures" in wanted:
+            _load_signatures(c, rs, directory, untrusted)
+        if "scan" in wanted:
+            _load_scan(c, rs, directory, untrusted)
+    if "launchers" in wanted or "live" in wanted:
+        from troubleshooter.core.launchers import read_table
+        rs.launchers = read_table(rs.dirs, c.issues)
+    if "live" in wanted:
+        from troubleshooter.live.rules import read_live_rules
+        rs.live = read_live_rules(c, rs.dirs, set(rs.findings), rs.launchers)
+    if wanted >= set(SECTIONS):
+        _cross_check(c, rs)
     if c.issues:
         raise RuleFileError(c.issues)
     return rs

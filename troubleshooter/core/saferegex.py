@@ -33,18 +33,6 @@ _NO_BACKTRACK = {getattr(C, "POSSESSIVE_REPEAT", None), getattr(C, "ATOMIC_GROUP
 _BIG = 50  # a repeat allowing more than this many iterations counts as unbounded
 
 
-class UnsafeRegex(ValueError):
-    """A pattern that does not compile or can backtrack catastrophically."""
-
-
-def compile_rule_regex(pattern: str, flags: int = 0) -> re.Pattern:
-    """Compile ``pattern``; raise UnsafeRegex (with the reason) when it is invalid or unsafe."""
-    problem = regex_problem(pattern, flags)
-    if problem:
-        raise UnsafeRegex(problem)
-    return re.compile(pattern, flags)
-
-
 @lru_cache(maxsize=4096)
 def regex_problem(pattern: str, flags: int = 0) -> str | None:
     """Why ``pattern`` is refused (invalid, or catastrophic backtracking), or None when it is fine."""

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from troubleshooter.core.errors import RuleFileError
-from troubleshooter.core.launchers import load_table
+from troubleshooter.core.launchers import LauncherTable, load_table
 from troubleshooter.core.paths import rules_dir
-from troubleshooter.core.ruleset import IssueCollector
-from troubleshooter.core.ruleset import load_yaml_file
+from troubleshooter.core.ruleset import IssueCollector, load_yaml_file
+from troubleshooter.core.saferegex import regex_problem
 from troubleshooter.core.yamlspan import SpanDict
 
 ACTIVITY_KINDS = ("collective", "backward", "wait", "dataloader", "io", "teardown")
@@ -73,11 +73,13 @@ def _regex(issues: IssueCollector, path: Path, entry: SpanDict, key: str) -> re.
     value = entry.get(key)
     if value is None:
         return None
-    try:
-        return re.compile(str(value))
-    except re.error as exc:
-        issues.add(path, entry.line_of(key), f"`{key}` is not a valid regular expression: {exc}")
+    problem = regex_problem(str(value))
+    if problem:
+        invalid = problem.startswith("bad regular expression")
+        issues.add(path, entry.line_of(key), f"`{key}` is not a valid regular expression: {problem[24:]}" if invalid
+                   else f"`{key}`: {problem}")
         return None
+    return re.compile(str(value))
 
 
 def _entries(issues: IssueCollector, path: Path, data: Any, key: str) -> list[SpanDict]:
@@ -142,9 +144,12 @@ def _pictures(issues: IssueCollector, path: Path, data: Any, out: LiveRules, fin
                                         str(entry["detail"]), bool(entry.get("involves_async", False))))
 
 
-def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> LiveRules:
-    """Read ``live/*.yaml`` from each rules directory (overlays first in priority); raise on any problem."""
-    issues = IssueCollector()
+def read_live_rules(issues: IssueCollector, dirs: Iterable[Path], finding_ids: Iterable[str] = (),
+                    table: LauncherTable | None = None) -> LiveRules:
+    """Read ``live/*.yaml`` from each rules directory (overlays first in priority); problems go to ``issues``.
+
+    Launchers come from the launcher ``table``. The knowledge loader calls this for ``RuleSet.live``.
+    """
     out = LiveRules()
     known = set(finding_ids)
     loaders = (("frames.yaml", _activities),
@@ -158,14 +163,22 @@ def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> Li
             data = load_yaml_file(issues, path)
             if len(issues.issues) == unreadable:  # an empty file still gets "expected a mapping"
                 loader(issues, path, data, out)
+    if table is not None:
+        out.launchers = [Launcher(l.name, l.process) for l in table.launchers if l.process is not None]
+        out.rank_env = {key: list(table.variables(key)) for key in RANK_ENV_KEYS}
+    return out
+
+
+def load_live_rules(dirs: Iterable[Path], finding_ids: Iterable[str] = ()) -> LiveRules:
+    """:func:`read_live_rules` on its own; raise RuleFileError on any problem."""
+    issues = IssueCollector()
+    table = load_table([d for d in dirs if Path(d).resolve() != rules_dir().resolve()])
+    out = read_live_rules(issues, dirs, finding_ids, table)
     if issues.issues:
         raise RuleFileError(issues.issues)
-    table = load_table([d for d in dirs if Path(d).resolve() != rules_dir().resolve()])
-    out.launchers = [Launcher(l.name, l.process) for l in table.launchers if l.process is not None]
-    out.rank_env = {key: list(table.variables(key)) for key in RANK_ENV_KEYS}
     return out
 
 
 def live_rules_for(rules: Any) -> LiveRules:
-    """The live rules of a loaded RuleSet (its directories, checked against its finding catalog)."""
-    return load_live_rules(rules.dirs, rules.findings)
+    """The live rules of a loaded RuleSet."""
+    return rules.live

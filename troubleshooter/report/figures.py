@@ -10,7 +10,6 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from troubleshooter.core.paths import rules_dir
@@ -161,7 +160,7 @@ def startup_figure(doc: Mapping[str, Any]) -> StartupFigure | None:
 
 
 def load_expectations() -> dict:
-    """rules/expectations.yaml (safe loader); {} when absent or malformed. Read once per version of the file."""
+    """rules/expectations.yaml through the knowledge loader; {} when absent or invalid. Read once per version of the file."""
     path = rules_dir() / "expectations.yaml"
     try:
         return _expectations(str(path), path.stat().st_mtime_ns)
@@ -171,14 +170,13 @@ def load_expectations() -> dict:
 
 @lru_cache(maxsize=4)
 def _expectations(path: str, _mtime_ns: int) -> dict:
-    import yaml
+    from troubleshooter.core.errors import RuleFileError
+    from troubleshooter.core.ruleset import load_rules
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
-    except (OSError, yaml.YAMLError):
+        return load_rules(only=("expectations",)).expectations
+    except RuleFileError:  # a report still renders; `rules check` says what is wrong
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def expectation_band(expectations: Mapping[str, Any], link: str, gpu_names: Iterable[str] = (),

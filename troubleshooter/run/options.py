@@ -55,7 +55,7 @@ class RunOptions:
         return {"model": self.model, "data": self.data, "backend": self.backend, "nproc": self.nproc,
                 "scripts": list(self.scripts), "logs": list(self.logs), "grad_accum": self.grad_accum,
                 "num_workers": self.num_workers, "precision": self.precision, "launcher": self.launcher,
-                "hostfile": self.hostfile, "cwd": self.cwd}
+                "hostfile": self.hostfile, "cwd": self.cwd, "rules": list(self.rules_dirs)}
 
     def facts(self) -> dict[str, Any]:
         """``options.*`` facts: what the user told us about the job."""

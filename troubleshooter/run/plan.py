@@ -139,7 +139,7 @@ def static_facts(scripts: Iterable[str], logs: Iterable[str], rules: Any) -> dic
     out: dict[str, dict[str, Any]] = {}
     if scripts:
         from troubleshooter.scan import scan_paths
-        out["scan"] = dict(scan_paths(scripts).facts)
+        out["scan"] = dict(scan_paths(scripts, rules).facts)
     if logs:
         from troubleshooter.logs import analyze_paths
         out["logs"] = dict(analyze_paths(logs, rules).facts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from troubleshooter.core.facts import FactSpec
 
@@ -73,15 +73,16 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
             yield raw, path.is_file()
 
 
-def scan_paths(paths: list[str], rules_dirs: Iterable[str] = ()) -> ScanResult:
-    """Scan files and directories; a syntax error is recorded and the scan goes on."""
+def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
+    """Scan files and directories with the patterns of ``rules`` (a loaded RuleSet; default: the shipped
+    rules); a syntax error is recorded and the scan goes on."""
     from troubleshooter.scan.checkers import all_checkers
-    from troubleshooter.scan.patterns import load_patterns
+    from troubleshooter.scan.patterns import load_patterns, patterns_for
     from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
     from troubleshooter.scan.runner import FileScanner, parse
 
-    patterns = load_patterns(list(rules_dirs))
+    patterns = patterns_for(rules) if rules is not None else load_patterns()
     checkers = all_checkers()
     scanner = FileScanner(checkers, patterns)
     result = ScanResult()

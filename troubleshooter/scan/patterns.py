@@ -1,7 +1,8 @@
 """The scanner's name patterns (``rules/scan/*.yaml``): which calls mean DDP, DataLoader, print...
 
 Every key holds a list of strings. Overlays (``--rules DIR`` with a ``scan/`` folder) append to
-the shipped lists. Errors name the file and line.
+the shipped lists. The files are read by the knowledge loader (``RuleSet.scan_patterns``);
+:func:`patterns_for` compiles them. Errors name the file and line.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-from troubleshooter.core.errors import UsageError
-from troubleshooter.core.paths import rules_dir
-from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
+from troubleshooter.core.saferegex import regex_problem
+from troubleshooter.core.yamlspan import SpanDict
 
 # Keys whose strings are regular expressions (compiled); every other key is a set of names.
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
@@ -54,57 +54,68 @@ class Patterns:
         return any(rx.search(name) for rx in getattr(self, key))
 
 
-def _read(path: Path, into: dict[str, list[str]], frameworks: dict[str, dict[str, frozenset]]) -> None:
-    try:
-        data = load_file(path)
-    except (YamlError, OSError) as exc:
-        line = getattr(exc, "line", None)
-        raise UsageError(f"{path}:{line or 1}: cannot read scanner patterns: {getattr(exc, 'message', exc)}")
+def read_pattern_file(issues: Any, path: Path, data: Any, into: dict[str, Any], verify: bool = True) -> None:
+    """Validate one ``scan/*.yaml`` file into ``into`` (key -> names; ``frameworks`` -> name -> field -> names).
+
+    Called by the knowledge loader (:func:`troubleshooter.core.ruleset.load_rules`); every problem
+    goes to ``issues`` with its line. Regular expressions must compile and not backtrack catastrophically.
+    """
     if not isinstance(data, SpanDict):
-        raise UsageError(f"{path}:1: expected a mapping of pattern lists")
+        issues.add(path, getattr(data, "line", 1) or 1, "expected a mapping of pattern lists")
+        return
     for key, values in data.items():
+        line = data.line_of(key)
         if key == FRAMEWORKS_KEY:
-            _read_frameworks(path, data.line_of(key), values, frameworks)
+            _read_frameworks(issues, path, line, values, into.setdefault(FRAMEWORKS_KEY, {}))
             continue
         if key not in KEYS:
-            raise UsageError(f"{path}:{data.line_of(key)}: unknown scanner pattern list {key!r}; "
-                             f"expected one of: {', '.join(KEYS)}")
+            issues.add(path, line, f"unknown scanner pattern list {key!r}", f"expected one of: {', '.join(KEYS)}")
+            continue
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise UsageError(f"{path}:{data.line_of(key)}: {key} should be a list of strings")
+            issues.add(path, line, f"{key} should be a list of strings")
+            continue
         if key in REGEX_KEYS:
-            for value in values:
-                try:
-                    re.compile(value)
-                except re.error as exc:
-                    raise UsageError(f"{path}:{data.line_of(key)}: bad regular expression {value!r} in {key}: {exc}")
+            problems = [(i, problem) for i, v in enumerate(values) if (problem := regex_problem(v))]
+            for i, problem in problems:
+                issues.add(path, values.line_of(i), f"{key}[{i}]: {problem}")
+            if problems:
+                continue
         into.setdefault(key, []).extend(values)
 
 
-def _read_frameworks(path: Path, line: int, values, into: dict[str, dict[str, frozenset]]) -> None:
+def _read_frameworks(issues: Any, path: Path, line: int, values: Any, into: dict[str, dict[str, frozenset]]) -> None:
     if not isinstance(values, dict):
-        raise UsageError(f"{path}:{line}: {FRAMEWORKS_KEY} should map a framework name to its entry/handles lists")
+        issues.add(path, line, f"{FRAMEWORKS_KEY} should map a framework name to its entry/handles lists")
+        return
     for name, spec in values.items():
-        where = f"{path}:{values.line_of(name) if isinstance(values, SpanDict) else line}"
+        where = values.line_of(name) if isinstance(values, SpanDict) else line
         if not isinstance(spec, dict) or set(spec) - set(FRAMEWORK_FIELDS):
-            raise UsageError(f"{where}: framework {name!r} should have only the keys {', '.join(FRAMEWORK_FIELDS)}")
+            issues.add(path, where, f"framework {name!r} should have only the keys {', '.join(FRAMEWORK_FIELDS)}")
+            continue
         entry = into.setdefault(name, {f: frozenset() for f in FRAMEWORK_FIELDS})
         for field_name in FRAMEWORK_FIELDS:
             items = spec.get(field_name, [])
             if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-                raise UsageError(f"{where}: {name}.{field_name} should be a list of strings")
+                issues.add(path, where, f"{name}.{field_name} should be a list of strings")
+                continue
             entry[field_name] = entry[field_name] | frozenset(items)
+
+
+def patterns_for(rules: Any) -> Patterns:
+    """The compiled patterns of a loaded RuleSet (built once per RuleSet)."""
+    if "scan.patterns" not in rules.derived:
+        lists = {k: v for k, v in rules.scan_patterns.items() if k != FRAMEWORKS_KEY}
+        rules.derived["scan.patterns"] = Patterns(lists, rules.scan_patterns.get(FRAMEWORKS_KEY))
+    return rules.derived["scan.patterns"]
 
 
 @lru_cache(maxsize=8)
 def _load(dirs: tuple[str, ...]) -> Patterns:
-    lists: dict[str, list[str]] = {}
-    frameworks: dict[str, dict[str, frozenset]] = {}
-    for directory in dirs:
-        for path in sorted((Path(directory) / "scan").glob("*.yaml")):
-            _read(path, lists, frameworks)
-    return Patterns(lists, frameworks)
+    from troubleshooter.core.ruleset import load_rules
+
+    return patterns_for(load_rules(dirs, only=("scan",)))
 
 
 def load_patterns(extra_dirs: Iterable[str | Path] = ()) -> Patterns:
-    """The shipped patterns plus those of each overlay directory's ``scan/`` folder (cached)."""
-    return _load((str(rules_dir()), *map(str, extra_dirs)))
+    """The shipped patterns plus each overlay's ``scan/`` folder, through the knowledge loader (cached)."""
+    return _load(tuple(map(str, extra_dirs)))
