@@ -13,7 +13,8 @@ from pathlib import Path
 
 from troubleshooter.scan import iter_python_files
 from troubleshooter.scan.checkers import all_checkers
-from troubleshooter.scan.patterns import load_patterns
+from troubleshooter.core.ruleset import load_rules
+from troubleshooter.scan.patterns import patterns_for
 from troubleshooter.scan.runner import FileScanner
 
 
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
             pass
     bare = time.perf_counter() - t0
 
-    scanner = FileScanner(all_checkers(), load_patterns())
+    scanner = FileScanner(all_checkers(), patterns_for(load_rules(only=("scan",))))
     hits = 0
     t0 = time.perf_counter()
     for path, data in zip(files, blobs):

@@ -8,12 +8,13 @@ import textwrap
 import pytest
 
 from troubleshooter.scan.model import ModuleIndex
-from troubleshooter.scan.patterns import load_patterns
+from troubleshooter.core.ruleset import load_rules
+from troubleshooter.scan.patterns import patterns_for
 
 
 def index(src: str) -> ModuleIndex:
     src = textwrap.dedent(src)
-    return ModuleIndex(ast.parse(src), src, "t.py", load_patterns())
+    return ModuleIndex(ast.parse(src), src, "t.py", patterns_for(load_rules(only=("scan",))))
 
 
 @pytest.mark.parametrize("src", [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 class TroubleshooterError(Exception):
@@ -61,3 +62,22 @@ class RuleFileError(TroubleshooterError):
         files = len({i.path for i in issues})
         text += f"\n\n{len(issues)} error(s) in {files} rule file(s)"
         super().__init__(text, "Troubleshooter could not load its rules")
+
+
+class IssueCollector:
+    """Accumulates RuleIssues with source excerpts."""
+
+    def __init__(self) -> None:
+        self.issues: list[RuleIssue] = []
+        self._lines: dict[str, list[str]] = {}
+
+    def add(self, path: Path | str, line: int | None, message: str, help: str = "", breadcrumb: str = "") -> None:
+        path = str(path)
+        if path not in self._lines:
+            try:
+                self._lines[path] = Path(path).read_text(encoding="utf-8").splitlines()
+            except OSError:
+                self._lines[path] = []
+        lines = self._lines[path]
+        excerpt = lines[line - 1].rstrip() if line and 0 < line <= len(lines) else ""
+        self.issues.append(RuleIssue(path, line, message, help, breadcrumb, excerpt))

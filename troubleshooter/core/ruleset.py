@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from troubleshooter.core import conditions
-from troubleshooter.core.errors import RuleFileError, RuleIssue
+from troubleshooter.core.errors import IssueCollector, RuleFileError
 from troubleshooter.core.paths import rules_dir
 from troubleshooter.core.ruletext import template_problem
 from troubleshooter.core.saferegex import regex_problem
-from troubleshooter.core.yamlspan import SpanDict, YamlError, load_file
+from troubleshooter.core.yamlspan import SpanDict, load_yaml_file
 
 SEVERITIES = ("error", "warning", "info")
 CATEGORIES = ("launch", "environment", "network", "device", "code", "communication", "hang", "performance")
@@ -88,25 +88,6 @@ class RuleSet:
     dirs: list[Path] = field(default_factory=list)
 
 
-class IssueCollector:
-    """Accumulates RuleIssues with source excerpts."""
-
-    def __init__(self) -> None:
-        self.issues: list[RuleIssue] = []
-        self._lines: dict[str, list[str]] = {}
-
-    def add(self, path: Path | str, line: int | None, message: str, help: str = "", breadcrumb: str = "") -> None:
-        path = str(path)
-        if path not in self._lines:
-            try:
-                self._lines[path] = Path(path).read_text(encoding="utf-8").splitlines()
-            except OSError:
-                self._lines[path] = []
-        lines = self._lines[path]
-        excerpt = lines[line - 1].rstrip() if line and 0 < line <= len(lines) else ""
-        self.issues.append(RuleIssue(path, line, message, help, breadcrumb, excerpt))
-
-
 def _check_fields(c: IssueCollector, path: Path, data: Any, schema: dict, where: str) -> bool:
     if not isinstance(data, dict):
         c.add(path, getattr(data, "line", 1), f"expected a mapping at {where}, got {type(data).__name__}")
@@ -134,17 +115,6 @@ def _check_fields(c: IssueCollector, path: Path, data: Any, schema: dict, where:
 def _check_condition(c: IssueCollector, path: Path, cond: Any, where: str) -> None:
     for message, line, crumb, help in conditions.validate(cond, where):
         c.add(path, line, message, help, crumb)
-
-
-def load_yaml_file(c: IssueCollector, path: Path) -> Any:
-    """Parse one rule file; an unreadable or invalid file is recorded in ``c`` (with its line) and gives None."""
-    try:
-        return load_file(path)
-    except YamlError as exc:
-        c.add(path, exc.line, exc.message, "", "")
-    except OSError as exc:
-        c.add(path, None, f"cannot read file: {exc.strerror}")
-    return None
 
 
 def _id_ok(c: IssueCollector, path: Path, data: dict, stem_must_match: bool = True) -> bool:

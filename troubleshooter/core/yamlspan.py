@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from troubleshooter.core.errors import IssueCollector
+
 try:  # the C loader is ~5x faster; both are "safe" loaders
     _Base = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
@@ -163,3 +165,14 @@ def load_text(text: str) -> Any:
 def load_file(path: Path) -> Any:
     """Read and parse a YAML file."""
     return load_text(Path(path).read_text(encoding="utf-8"))
+
+
+def load_yaml_file(c: IssueCollector, path: Path) -> Any:
+    """Parse one rule file; an unreadable or invalid file is recorded in ``c`` (with its line) and gives None."""
+    try:
+        return load_file(path)
+    except YamlError as exc:
+        c.add(path, exc.line, exc.message, "", "")
+    except OSError as exc:
+        c.add(path, None, f"cannot read file: {exc.strerror}")
+    return None

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from troubleshooter.core.errors import RuleFileError
+from troubleshooter.core.errors import IssueCollector, RuleFileError
 from troubleshooter.core.launchers import LauncherTable, load_table
 from troubleshooter.core.paths import rules_dir
-from troubleshooter.core.ruleset import IssueCollector, load_yaml_file
 from troubleshooter.core.saferegex import regex_problem
-from troubleshooter.core.yamlspan import SpanDict
+from troubleshooter.core.yamlspan import SpanDict, load_yaml_file
 
 ACTIVITY_KINDS = ("collective", "backward", "wait", "dataloader", "io", "teardown")
 PICTURE_KINDS = (*ACTIVITY_KINDS, "compute", "idle", "exited")

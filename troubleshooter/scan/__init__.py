@@ -77,12 +77,13 @@ def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
     """Scan files and directories with the patterns of ``rules`` (a loaded RuleSet; default: the shipped
     rules); a syntax error is recorded and the scan goes on."""
     from troubleshooter.scan.checkers import all_checkers
-    from troubleshooter.scan.patterns import load_patterns, patterns_for
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.scan.patterns import patterns_for
     from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
     from troubleshooter.scan.runner import FileScanner, parse
 
-    patterns = patterns_for(rules) if rules is not None else load_patterns()
+    patterns = patterns_for(rules if rules is not None else load_rules(only=("scan",)))
     checkers = all_checkers()
     scanner = FileScanner(checkers, patterns)
     result = ScanResult()

@@ -8,9 +8,8 @@ the shipped lists. The files are read by the knowledge loader (``RuleSet.scan_pa
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from troubleshooter.core.saferegex import regex_problem
 from troubleshooter.core.yamlspan import SpanDict
@@ -107,15 +106,3 @@ def patterns_for(rules: Any) -> Patterns:
         lists = {k: v for k, v in rules.scan_patterns.items() if k != FRAMEWORKS_KEY}
         rules.derived["scan.patterns"] = Patterns(lists, rules.scan_patterns.get(FRAMEWORKS_KEY))
     return rules.derived["scan.patterns"]
-
-
-@lru_cache(maxsize=8)
-def _load(dirs: tuple[str, ...]) -> Patterns:
-    from troubleshooter.core.ruleset import load_rules
-
-    return patterns_for(load_rules(dirs, only=("scan",)))
-
-
-def load_patterns(extra_dirs: Iterable[str | Path] = ()) -> Patterns:
-    """The shipped patterns plus each overlay's ``scan/`` folder, through the knowledge loader (cached)."""
-    return _load(tuple(map(str, extra_dirs)))
