@@ -1,7 +1,7 @@
 """The command line of design.md. ``main(argv)`` returns the exit code.
 
 Exit codes: 0 no finding of severity warning or worse; 1 such findings; 2 bad usage or
-bad input; 3 internal error. Only the standard library is imported at module level so
+bad input; 3 internal error; 130 interrupted (Ctrl-C; what was gathered is still reported). Only the standard library is imported at module level so
 ``troubleshoot --help`` stays fast (torch is never imported here).
 """
 
@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose PyTorch DistributedDataParallel problems: hangs, slow start-up, slow training, "
                     "diverging ranks, device errors, NCCL/gloo failures. Without arguments it opens the "
                     "interactive troubleshooter.",
-        epilog="Exit codes: 0 no warning or error found, 1 findings, 2 bad usage or input, 3 internal error.",
+        epilog="Exit codes: 0 no warning or error found, 1 findings, 2 bad usage or input, 3 internal error, "
+               "130 interrupted (Ctrl-C: the report of what was gathered is still written).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _auto_args(parser)

@@ -27,7 +27,9 @@ MISSING_REMEDY = "py-spy is not installed: `pip install py-spy` (or `pip install
 
 
 class PySpyMissing(TroubleshooterError):
-    """py-spy is not on PATH nor next to this Python."""
+    """py-spy is not on PATH nor next to this Python (exit 2: the user installs a tool, nothing is broken)."""
+
+    exit_code = 2
 
     def __init__(self) -> None:
         super().__init__(MISSING_REMEDY, "Cannot read the ranks' stacks")

@@ -9,6 +9,7 @@ is bounded by the number of distinct (signature, rank) pairs, never by the log's
 from __future__ import annotations
 
 import gzip
+import zlib
 import io
 import re
 import sys
@@ -115,20 +116,28 @@ class LogAnalyzer:
     def feed_file(self, stream: IO[bytes], path: str) -> None:
         """Analyse a whole binary stream; only lines the prefilter flags are decoded."""
         self._note_file(path)
-        carry = b""
+        carry, cut_short = b"", False
         while True:
             block = stream.read(CHUNK)
             if not block:
                 break
             data = carry + block
             cut = data.rfind(b"\n") + 1
-            if cut == 0 and len(data) > MAX_LINE:
-                cut = len(data)
+            if cut == 0 and len(data) > MAX_LINE:  # an over-long line: analysed in pieces, counted once
+                self._chunk(data + b"\n", path)
+                self._line_no[path] -= 1
+                self._seq -= 1
+                carry, cut_short = b"", True
+                continue
             data, carry = data[:cut], data[cut:]
             if data:
                 self._chunk(data, path)
+                cut_short = False
         if carry:
             self._chunk(carry + b"\n", path)
+        elif cut_short:
+            self._line_no[path] += 1
+            self._seq += 1
 
     def _confirmed(self, raw: bytes, payloads: set[int]) -> set[int]:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
@@ -445,7 +454,7 @@ def analyze_paths(paths: Iterable[str | Path], rules: Any = None, analyzer: LogA
             raise OSError(f"{path}: {exc.strerror or exc}") from None
         try:
             analyzer.feed_file(stream, "<stdin>" if path == "-" else path)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz
             raise OSError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
         finally:
             if stream is not getattr(sys.stdin, "buffer", None):

@@ -79,21 +79,47 @@ def exit_code(doc: Mapping[str, Any]) -> int:
 
 
 def load_report(path: str) -> dict[str, Any]:
-    """Read a saved report; a UsageError names the file and what is wrong."""
+    """Read a saved report and validate it against ``report.schema.json``; a UsageError names the file and field."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, nesting too deep for the parser
+        raise UsageError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise UsageError(f"{path}:1: expected a report with \"schema\": \"{SCHEMA}\"")
-    for key in ("findings", "probes"):
-        if not isinstance(doc.get(key, []), list):
-            raise UsageError(f"{path}: \"{key}\" must be a list")
+    problems = schema_problems(doc)
+    if problems:
+        more = f"\n  … and {len(problems) - 5} more" if len(problems) > 5 else ""
+        raise UsageError(f"{path}: not a valid {SCHEMA} report:\n" + "\n".join(f"  {p}" for p in problems[:5]) + more)
     return doc
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def schema_problems(doc: Any) -> list[str]:
+    """Every violation of the published schema (``troubleshooter/report/report.schema.json``), as ``field: message``."""
+    import jsonschema
+
+    schema = json.loads((Path(__file__).with_name("report.schema.json")).read_text(encoding="utf-8"))
+    try:
+        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    except RecursionError:
+        return ["(document): nested too deeply"]
+    return [f"{_field(error.absolute_path)}: {error.message[:200]}" for error in errors]
+
+
+def _field(path: Iterable[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out or "(document)"
 
 
 def choose_format(fmt: str | None, output: str | None, default: str) -> str:

@@ -70,7 +70,7 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
                     if name.endswith(".py"):
                         yield os.path.join(root, name), True
         else:
-            yield raw, path.is_file()
+            yield raw, path.exists()  # a FIFO or /dev/stdin is read like a file
 
 
 def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
