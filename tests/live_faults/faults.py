@@ -201,12 +201,13 @@ def auto(work: Path, full: bool, env_changes: dict[str, str], probes: list[str],
 
 
 def run_job(work: Path, script: str, *, nproc: int = 2, stall: float | None = None,
-            env_changes: dict[str, str] | None = None, timeout: float = 180) -> Outcome:
-    """``troubleshoot run [--stall S] -- torchrun --nproc_per_node=N jobs/<script>``."""
+            env_changes: dict[str, str] | None = None, timeout: float = 180, master_addr: str = "127.0.0.1",
+            master_port: int | None = None, launch_args: tuple[str, ...] = ()) -> Outcome:
+    """``troubleshoot run [--stall S] -- torchrun --nproc_per_node=N [launch_args] jobs/<script>``."""
     work.mkdir(parents=True, exist_ok=True)
     env_changes = env_changes or {}
-    launch = torchrun(f"--nproc_per_node={nproc}", "--master_addr=127.0.0.1", f"--master_port={free_port()}",
-                      str(JOBS / script))
+    launch = torchrun(f"--nproc_per_node={nproc}", f"--master_addr={master_addr}",
+                      f"--master_port={master_port or free_port()}", *launch_args, str(JOBS / script))
     cmd = cli("run", *(["--stall", str(stall)] if stall else []), "--log-file", "job.log", "--format", "json",
               "-o", "report.json", "--", *launch)
     return execute(cmd, clean_env(**env_changes), work, timeout, work / "report.json",
@@ -326,6 +327,20 @@ def ifname_in_job(work: Path, full: bool) -> Outcome:
     return run_job(work, "plain_ddp.py", env_changes={"GLOO_SOCKET_IFNAME": "bogus0"})
 
 
+def port_in_use_job(work: Path, full: bool) -> Outcome:
+    port = free_port()
+    with socket.socket() as holder:
+        holder.bind(("0.0.0.0", port))
+        holder.listen()
+        return run_job(work, "plain_ddp.py", master_port=port)
+
+
+def addr_unresolvable_job(work: Path, full: bool) -> Outcome:
+    """torchrun retries the lookup until its store timeout (shortened to 15 s), then fails."""
+    return run_job(work, "plain_ddp.py", master_addr="trainer-master-0.invalid",
+                   launch_args=("--rdzv_conf=timeout=15,read_timeout=15,join_timeout=15",))
+
+
 def netns_nothing_listens(work: Path, full: bool) -> Outcome:
     """Host B checks a master (host A) that is up but has nothing on MASTER_PORT; A itself is clean."""
     port = str(free_port())
@@ -413,6 +428,10 @@ FAULTS: list[Fault] = [
     Fault("exception-rank1", "rank 1 alone raises KeyError", ("rank-crashed",), raise_rank, rank=1, slow=True),
     Fault("cuda-device-on-cpu", "script puts the model on cuda:LOCAL_RANK; this torch has no CUDA",
           ("cuda-invalid-device",), cuda_on_cpu, slow=True),
+    Fault("master-port-bound-job", "torchrun job whose --master_port another process holds",
+          ("master-port-in-use",), port_in_use_job, slow=True),
+    Fault("master-addr-unresolvable-job", "torchrun job whose --master_addr does not resolve (store timeout 15 s)",
+          ("master-addr-unresolvable",), addr_unresolvable_job, slow=True),
     Fault("gloo-ifname-missing-job", "a torchrun job with GLOO_SOCKET_IFNAME=bogus0",
           ("wrong-network-interface",), ifname_in_job, slow=True),
     Fault("netns-nothing-listens", "host B, master host A up but nothing on MASTER_PORT (A alone is clean)",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,3 +39,20 @@ def test_fault_ids_are_in_the_catalog():
     for fault in FAULTS:
         for ident in (*fault.expected, *fault.extra):
             assert (findings / f"{ident}.yaml").exists(), (fault.name, ident)
+
+
+# Logs captured from the live faults above (frame lines dropped, script paths neutralised): the diagnosis
+# of each must not regress while the signatures change.
+CAPTURED = {"master-addr-unresolvable.torchrun.log": "master-addr-unresolvable",
+            "gloo-ifname-missing.torchrun.log": "wrong-network-interface"}
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_captured_live_log_is_diagnosed(name, tmp_path):
+    report = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "troubleshooter", "logs", str(Path(__file__).parent / "logs" / name),
+                           "--format", "json", "-o", str(report)], capture_output=True, text=True, timeout=60)
+    doc = json.loads(report.read_text())
+    first = next(f for f in doc["findings"] if f["severity"] in ("error", "warning"))
+    assert first["id"] == CAPTURED[name], [f["id"] for f in doc["findings"]]
+    assert proc.returncode == 1
