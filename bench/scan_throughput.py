@@ -13,8 +13,7 @@ from pathlib import Path
 
 from troubleshooter.scan import iter_python_files
 from troubleshooter.scan.checkers import all_checkers
-from troubleshooter.core.ruleset import load_rules
-from troubleshooter.scan.patterns import patterns_for
+from troubleshooter.scan import shipped_patterns
 from troubleshooter.scan.runner import FileScanner
 
 
@@ -42,7 +41,7 @@ def main(argv: list[str]) -> int:
             pass
     bare = time.perf_counter() - t0
 
-    scanner = FileScanner(all_checkers(), patterns_for(load_rules(only=("scan",))))
+    scanner = FileScanner(all_checkers(), shipped_patterns())
     hits = 0
     t0 = time.perf_counter()
     for path, data in zip(files, blobs):

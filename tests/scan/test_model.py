@@ -8,13 +8,12 @@ import textwrap
 import pytest
 
 from troubleshooter.scan.model import ModuleIndex
-from troubleshooter.core.ruleset import load_rules
-from troubleshooter.scan.patterns import patterns_for
+from troubleshooter.scan import shipped_patterns
 
 
 def index(src: str) -> ModuleIndex:
     src = textwrap.dedent(src)
-    return ModuleIndex(ast.parse(src), src, "t.py", patterns_for(load_rules(only=("scan",))))
+    return ModuleIndex(ast.parse(src), src, "t.py", shipped_patterns())
 
 
 @pytest.mark.parametrize("src", [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -73,17 +74,25 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
             yield raw, path.exists()  # a FIFO or /dev/stdin is read like a file
 
 
+@lru_cache(maxsize=1)
+def shipped_patterns() -> Any:
+    """The scanner patterns of the shipped rules, for callers without a loaded RuleSet (loaded once)."""
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.scan.patterns import patterns_for
+
+    return patterns_for(load_rules(only=("scan",)))
+
+
 def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
     """Scan files and directories with the patterns of ``rules`` (a loaded RuleSet; default: the shipped
     rules); a syntax error is recorded and the scan goes on."""
     from troubleshooter.scan.checkers import all_checkers
-    from troubleshooter.core.ruleset import load_rules
     from troubleshooter.scan.patterns import patterns_for
     from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
     from troubleshooter.scan.runner import FileScanner, parse
 
-    patterns = patterns_for(rules if rules is not None else load_rules(only=("scan",)))
+    patterns = patterns_for(rules) if rules is not None else shipped_patterns()
     checkers = all_checkers()
     scanner = FileScanner(checkers, patterns)
     result = ScanResult()
