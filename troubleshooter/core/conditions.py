@@ -190,8 +190,3 @@ def evaluate(cond: Mapping[str, Any], facts: Mapping[str, Any], findings: frozen
         return BINARY_OPS[op](value, other)
     except TypeError:
         return Unknown
-
-
-def referenced_values(cond: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
-    """The facts a condition read that are present (for evidence)."""
-    return {key: facts[key] for key, _ in facts_read(cond) if key in facts}

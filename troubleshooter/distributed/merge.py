@@ -142,7 +142,7 @@ def job_result(rank: int, payload: dict, node_ratio: float | None) -> ProbeResul
 
 
 def stuck_facts(payloads: dict[int, dict]) -> dict[str, Any]:
-    """Across ranks: which ranks did not arrive where the others waited (localworld's classification)."""
+    """Across ranks: which ranks did not arrive where the others waited (the local world's classification)."""
     unfinished = {r: p for r, p in payloads.items() if not p.get("done")}
     if not unfinished:
         return {}
