@@ -36,7 +36,7 @@ def hit_finding_ids(rules: Any) -> list[str]:
     from troubleshooter.live.rules import live_rules_for
 
     ids = {pic.finding for pic in live_rules_for(rules).pictures}
-    ids |= {"collective-timeout", "collective-mismatch"}
+    ids |= {"collective-timeout", "collective-mismatch", "flight-recorder-dump-refused"}
     return sorted(i for i in ids if i in rules.findings)
 
 

@@ -7,7 +7,10 @@ A dump is a pickle per rank, written to ``<prefix><rank>``: ``{version, pg_confi
 entries: [{collective_seq_id, profiling_name, input_sizes, state, process_group: (name, desc),
 frames, ...}]}`` (the layout torch.distributed.flight_recorder's fr_trace reads). Dumps are
 loaded with :class:`RestrictedUnpickler`, which admits only plain containers and scalars: a
-dump that names any class or function (the way malicious pickles run code) is rejected.
+dump that names any class or function (the way malicious pickles run code) is rejected. A plain
+dump is then measured as it would expand (shared sub-objects counted at every use, as printing
+or comparing them would) and refused beyond :data:`BUDGET`: a few hundred bytes of nested shared
+lists can stand for gigabytes. Refusals become ``live.flight-recorder-dump-refused`` hits.
 """
 
 from __future__ import annotations
@@ -24,6 +27,19 @@ from typing import Any
 
 MAX_DUMP_BYTES = 256 * 1024 * 1024
 DEFAULT_BUFFER = "2000"
+REFUSED = "live.flight-recorder-dump-refused"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on a dump as it expands: objects, nesting depth, bytes of text."""
+
+    objects: int = 5_000_000  # a full 20000-entry buffer with 64 frames each is about 4 M
+    depth: int = 64
+    text_bytes: int = 512 * 1024 * 1024
+
+
+BUDGET = Budget()
 
 
 class DumpError(ValueError):
@@ -40,9 +56,53 @@ class RestrictedUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("refused a persistent reference: flight recorder dumps hold only plain data")
 
 
-def safe_loads(data: bytes) -> Any:
-    """Unpickle ``data`` admitting only plain containers and scalars."""
-    return RestrictedUnpickler(io.BytesIO(data)).load()
+def safe_loads(data: bytes, budget: Budget = BUDGET) -> Any:
+    """Unpickle ``data`` admitting only plain containers and scalars, within ``budget`` once expanded."""
+    obj = RestrictedUnpickler(io.BytesIO(data)).load()
+    check_budget(obj, budget)
+    return obj
+
+
+def check_budget(root: Any, budget: Budget = BUDGET) -> None:
+    """ValueError when ``root`` expanded (shared objects counted at every use) exceeds ``budget``.
+
+    Linear in the distinct objects: each container's expanded size is computed once, bottom up,
+    without recursion, so neither a deep chain nor an exponential DAG costs more than its bytes.
+    """
+    sizes: dict[int, tuple[int, int, int]] = {}  # id -> (objects, depth, text bytes) expanded
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        obj, children_done = stack.pop()
+        key = id(obj)
+        if isinstance(obj, (str, bytes, bytearray)):
+            sizes[key] = (1, 0, len(obj))
+            continue
+        if not isinstance(obj, (list, tuple, dict, set, frozenset)):
+            sizes[key] = (1, 0, 0)
+            continue
+        items = [x for pair in obj.items() for x in pair] if isinstance(obj, dict) else list(obj)
+        if children_done:
+            on_path.discard(key)
+            objects, depth, text = 1, 0, 0
+            for item in items:
+                o, d, t = sizes[id(item)]
+                objects, depth, text = objects + o, max(depth, d + 1), text + t
+            if objects > budget.objects or depth > budget.depth or text > budget.text_bytes:
+                raise ValueError(f"expands to more than {budget.objects} objects, depth {budget.depth} or "
+                                 f"{budget.text_bytes} bytes of text (at least {objects} objects, depth {depth}, "
+                                 f"{text} bytes)")
+            sizes[key] = (objects, depth, text)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise ValueError("refers to itself (a cycle)")
+        on_path.add(key)
+        stack.append((obj, True))
+        if len(on_path) > budget.depth:
+            raise ValueError(f"nests deeper than {budget.depth} levels")
+        stack.extend((item, False) for item in items if id(item) not in sizes)
 
 
 def torch_version() -> str | None:
@@ -228,9 +288,11 @@ def read_dumps(prefix: str, since: float | None = None) -> tuple[dict[str, Any],
     """Facts from the dumps at ``prefix`` (empty when none) and the files that could not be read.
 
     ``since`` (a wall-clock time) skips older dumps: those of an earlier job with the same prefix.
+    Each refused file is also a ``live.flight-recorder-dump-refused`` hit in the facts.
     """
     dumps: dict[int, dict] = {}
     problems: list[str] = []
+    refused: list[dict[str, Any]] = []
     for rank, path in sorted(find_dumps(prefix).items()):
         if since is not None and path.stat().st_mtime < since:
             continue
@@ -238,7 +300,10 @@ def read_dumps(prefix: str, since: float | None = None) -> tuple[dict[str, Any],
             dumps[rank] = load_dump(path)
         except DumpError as exc:
             problems.append(str(exc))
+            refused.append({"detail": f"refused {exc}", "rank": rank, "path": str(path), "source": "flight-recorder"})
     facts = analyse(dumps) if dumps else {}
     if dumps:
         facts["live.fr_prefix"] = prefix
+    if refused:
+        facts[REFUSED] = refused
     return facts, problems
