@@ -200,6 +200,18 @@ def auto(work: Path, full: bool, env_changes: dict[str, str], probes: list[str],
                    shown=shown_env(env_changes, prefix + cmd))
 
 
+def probe(work: Path, name: str, env_changes: dict[str, str], drop: tuple[str, ...] = (),
+          timeout: float = 120) -> Outcome:
+    """``troubleshoot probe NAME --format json`` with the fault's environment (``drop``: variables unset)."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = clean_env(**env_changes)
+    for var in drop:
+        env.pop(var, None)
+    cmd = cli("probe", name, "--format", "json", "-o", "report.json")
+    shown = [*(["env", *(f"-u{v}" for v in drop)] if drop else []), *shown_env(env_changes, cmd)]
+    return execute(cmd, env, work, timeout, work / "report.json", shown=shown)
+
+
 def run_job(work: Path, script: str, *, nproc: int = 2, stall: float | None = None,
             env_changes: dict[str, str] | None = None, timeout: float = 180, master_addr: str = "127.0.0.1",
             master_port: int | None = None, launch_args: tuple[str, ...] = ()) -> Outcome:
@@ -283,6 +295,17 @@ def rank_ge_world(work: Path, full: bool) -> Outcome:
     env = {"RANK": "2", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(free_port())}
     return auto(work, full, env, ["launcher", "network"], timeout=200)
+
+
+def rank_ge_world_probe(work: Path, full: bool) -> Outcome:
+    return probe(work, "launcher", {"RANK": "2", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                                    "MASTER_PORT": str(free_port())})
+
+
+def omp_unset_probe(work: Path, full: bool) -> Outcome:
+    """A rank of an 8-rank-per-node launch (its environment as torchrun/mpirun-mapped sets it), OMP unset."""
+    return probe(work, "system", {"RANK": "0", "WORLD_SIZE": "8", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "8"},
+                 drop=("OMP_NUM_THREADS",))
 
 
 def omp_unset_mpirun(work: Path, full: bool) -> Outcome:
@@ -417,6 +440,10 @@ FAULTS: list[Fault] = [
           ("wrong-network-interface",), ifname_missing),
     Fault("rank-ge-world-size", "RANK=2 with WORLD_SIZE=2 in the launcher environment",
           ("rank-env-inconsistent",), rank_ge_world, slow=True),
+    Fault("rank-ge-world-size-probe", "RANK=2 with WORLD_SIZE=2, `troubleshoot probe launcher`",
+          ("rank-env-inconsistent",), rank_ge_world_probe),
+    Fault("omp-unset-probe", "8 local ranks on 2 cores with OMP_NUM_THREADS unset, `troubleshoot probe system`",
+          ("cpu-oversubscribed",), omp_unset_probe),
     Fault("omp-unset-mpirun", "mpirun -np 4 on 2 cores with OMP_NUM_THREADS unset", ("cpu-oversubscribed",),
           omp_unset_mpirun, slow=True),
     Fault("stuck-rank-stall", "rank 1 never joins the all_reduce (asleep); run --stall 4",

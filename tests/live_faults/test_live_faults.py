@@ -12,8 +12,8 @@ import pytest
 from .faults import FAULTS, netns_missing, verdict
 
 BY_NAME = {fault.name: fault for fault in FAULTS}
-FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "netns-nothing-listens",
-        "netns-route-prohibited", "netns-ifname-down"]
+FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "rank-ge-world-size-probe",
+        "omp-unset-probe", "netns-nothing-listens", "netns-route-prohibited", "netns-ifname-down"]
 SLOW = ["stuck-rank-stall", "gloo-ifname-missing-job"]  # torchrun jobs under `troubleshoot run`
 
 
