@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,7 +60,13 @@ def test_bad_sizes_are_usage_errors(capsys):
 def test_generated_torchrun_script_runs_the_diagnosis_here(tmp_path):
     path = tmp_path / "run.sh"
     path.write_text(render_script("torchrun", 1, 2, master_port=free_port()))
-    proc = run(["bash", str(path), "0"], timeout=300, cwd=tmp_path, env=clean_env(REPORT="diag.json"))
+    bin_dir = tmp_path / "bin"  # the torchrun of this interpreter (one on PATH may belong to another Python)
+    bin_dir.mkdir()
+    (bin_dir / "torchrun").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m torch.distributed.run "$@"\n')
+    (bin_dir / "torchrun").chmod(0o755)
+    env = clean_env(REPORT="diag.json", PYTHON=sys.executable)
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    proc = run(["bash", str(path), "0"], timeout=300, cwd=tmp_path, env=env)
     doc = load(tmp_path / "diag.json")
     assert proc.returncode == (1 if any(f["severity"] != "info" for f in doc["findings"]) else 0), proc.stderr[-2000:]
     assert [row["rank"] for row in doc["rank_table"]] == [0, 1]
