@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from troubleshooter.core.facts import FactSpec
-from troubleshooter.core.launchers import launcher_table
+from troubleshooter.core.launchers import LOCAL_WORLD_VAR, launcher_table
 from troubleshooter.core.probe import NODE, Probe, ProbeContext, ProbeResult
 
 RESOLVE_TIMEOUT_S = 3.0
@@ -239,7 +239,7 @@ class NetworkProbe(Probe):
         ctx.phase("port")
         ctx.check_cancelled()
         launcher_store = env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
-        if "TROUBLESHOOTER_LOCAL_WORLD" in env:
+        if LOCAL_WORLD_VAR in env:
             facts["net.port_check"] = "skipped"
             message += "; port belongs to the diagnosis's own local world"
         elif is_local and not launcher_store:

@@ -70,8 +70,8 @@ def derive(env: Mapping[str, str], registry: Registry) -> Identity:
                          "or start it with torchrun, srun, mpirun or deepspeed")
     rank, world = facts["launcher.rank"], facts["launcher.world_size"]
     if "launcher.local_rank" not in facts:
-        raise UsageError(f"{kind} launch of rank {rank}: no local-rank variable (LOCAL_RANK, "
-                         "OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID); export LOCAL_RANK")
+        raise UsageError(f"{kind} launch of rank {rank}: no local-rank variable "
+                         f"({', '.join(launcher_table().variables('local_rank'))}); export LOCAL_RANK")
     local_rank = facts["launcher.local_rank"]
     local_world = facts.get("launcher.local_world_size", local_rank + 1)
     derived = [name for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE") if name not in env]
