@@ -10,6 +10,8 @@ from troubleshooter.tui.environment import launcher_summary
 
 ENVS = {
     "sbatch shell": ({"SLURM_JOB_ID": "77", "SLURM_JOB_NODELIST": "n1"}, None),
+    "sbatch batch step": ({"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_LOCALID": "0"},
+                          None),
     "srun task": ({"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, "slurm"),
     "torchrun": ({"RANK": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}, "torchrun"),
     "mpirun": ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"}, "openmpi"),

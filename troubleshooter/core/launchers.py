@@ -31,6 +31,7 @@ class Launcher:
     fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
     per_node: tuple[str, ...] = ()
     process: re.Pattern | None = None
+    min_world: int = 1  # smaller worlds are not a launched job (a SLURM batch shell is task 0 of 1)
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class LauncherTable:
             return None
         size_vars = [*self.torch.get("world_size", ()), *self.get(kinds[0]).fields.get("world_size", ())]
         size, _ = self.read(env, "world_size", size_vars)
-        return None if size is None else (kinds[0], size)
+        return None if size is None or size < self.get(kinds[0]).min_world else (kinds[0], size)
 
     def launcher_name(self, launcher_id: str) -> str:
         """The report's name for a launcher id (``openmpi`` -> ``mpirun``)."""
@@ -159,7 +160,7 @@ def parse_table(path: Path, issues: list[RuleIssue]) -> tuple[dict, list[Launche
         entries = []
     for i, entry in enumerate(entries):
         line = getattr(entry, "line", None)
-        unknown = set(entry) - {"id", "name", "markers", "sets", "fields", "per_node", "process"} \
+        unknown = set(entry) - {"id", "name", "markers", "sets", "fields", "per_node", "process", "min_world"} \
             if isinstance(entry, dict) else {"?"}
         if unknown or not isinstance(entry.get("id"), str) or "markers" not in entry:
             issues.append(RuleIssue(str(path), line, f"launchers[{i}] needs `id` and `markers`" + (
@@ -175,13 +176,17 @@ def parse_table(path: Path, issues: list[RuleIssue]) -> tuple[dict, list[Launche
             else:
                 process = re.compile(str(entry["process"]))
         where = f"launchers[{i}] ({entry['id']})"
+        min_world = entry.get("min_world", 1)
+        if not isinstance(min_world, int) or isinstance(min_world, bool) or min_world < 1:
+            issues.append(RuleIssue(str(path), entry.line_of("min_world"), f"{where}.min_world must be an integer >= 1"))
+            min_world = 1
         launchers.append(Launcher(
             entry["id"], str(entry.get("name", entry["id"])),
             _names(entry["markers"], path, entry.line_of("markers"), f"{where}.markers", issues),
             _names(entry.get("sets", []), path, entry.line_of("sets"), f"{where}.sets", issues),
             _fields(entry.get("fields", {}), path, entry.line_of("fields"), f"{where}.fields", issues),
             _names(entry.get("per_node", []), path, entry.line_of("per_node"), f"{where}.per_node", issues),
-            process))
+            process, min_world))
     return torch, launchers, schedulers
 
 
