@@ -217,7 +217,9 @@ def _op(entry: dict) -> str:
 
 
 def _describe(entry: dict) -> str:
-    return f"{_op(entry)} {entry.get('input_sizes', '')} {','.join(map(str, entry.get('input_dtypes') or []))}".strip()
+    dtypes = entry.get("input_dtypes")
+    dtypes = ",".join(map(str, dtypes)) if isinstance(dtypes, (list, tuple)) else ""
+    return f"{_op(entry)} {entry.get('input_sizes', '')} {dtypes}".strip()
 
 
 def _pg(entry: dict) -> str:
@@ -234,12 +236,19 @@ def _by_seq(dump: dict) -> dict[str, dict[int, dict]]:
     return out
 
 
+def _seq_or(value: Any, default: int) -> int:
+    """A sequence number from a dump's status, or ``default`` when it is missing or not an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def _rank_summary(rank: int, dump: dict, pg: str) -> dict[str, Any]:
     seqs = _by_seq(dump).get(pg, {})
-    status = (dump.get("pg_status") or {}).get(pg) or {}
-    entered = status.get("last_enqueued_collective", max(seqs, default=-1))
+    statuses = dump.get("pg_status")
+    status = statuses.get(pg) if isinstance(statuses, dict) else None
+    status = status if isinstance(status, dict) else {}
+    entered = _seq_or(status.get("last_enqueued_collective"), max(seqs, default=-1))
     done_states = [s for s, e in seqs.items() if e.get("state") == "completed"]
-    completed = status.get("last_completed_collective", max(done_states, default=-1))
+    completed = _seq_or(status.get("last_completed_collective"), max(done_states, default=-1))
     return {"rank": rank, "process_group": pg,
             "last_entered_seq": entered, "last_entered_op": _op(seqs[entered]) if entered in seqs else None,
             "last_completed_seq": completed, "last_completed_op": _op(seqs[completed]) if completed in seqs else None}
