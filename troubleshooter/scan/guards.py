@@ -15,6 +15,7 @@ from typing import Iterable
 from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
+PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
 
 
 def dotted(node: ast.AST | None) -> str | None:
@@ -59,6 +60,8 @@ class RankLogic:
         params = _parameters(functions)
         spawners = {last(s) for s in self.P.spawners}
         calls = [c for c in calls if last(dotted(c.func)) in params or last(dotted(c.func)) in spawners]
+        # a predicate is a small function: its returns are read once
+        returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
         for _ in range(3):
             before = len(self.rank_vars) + len(self.main_vars)
             for stmt in assigns:
@@ -72,13 +75,12 @@ class RankLogic:
                     self.rank_vars.add(name)
                 elif self._rank0_value(stmt.value):
                     self.main_vars.add(name)
-            for func in functions:
-                if func.name in self.main_vars or func.name in self.rank_vars:
+            for func, values in returns.items():
+                if not values or func.name in self.main_vars or func.name in self.rank_vars:
                     continue
-                returns = [n.value for n in _own_nodes(func) if isinstance(n, ast.Return) and n.value is not None]
-                if returns and all(self._rank0_value(v) for v in returns):
+                if all(self._rank0_value(v) for v in values):
                     self.main_vars.add(func.name)
-                elif returns and all(self.is_rank_expr(v) for v in returns):
+                elif all(self.is_rank_expr(v) for v in values):
                     self.rank_vars.add(func.name)
             for call in calls:
                 self._learn_call(call, params, spawners)
@@ -211,12 +213,14 @@ def _parameters(functions: list[ast.AST]) -> dict[str, list[list[str]]]:
     return out
 
 
-def _own_nodes(func: ast.AST):
-    """Nodes of a function body, not descending into nested functions or classes."""
-    todo = list(func.body)
+def _returns(func: ast.AST) -> list[ast.AST]:
+    """The returned values of a small function: its own statements and those of its ``if``/``else`` blocks."""
+    out, todo = [], list(func.body)
     while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                todo.append(child)
+        stmt = todo.pop()
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            out.append(stmt.value)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            todo.extend(stmt.body)
+            todo.extend(getattr(stmt, "orelse", []))
+    return out

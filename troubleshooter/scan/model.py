@@ -141,7 +141,8 @@ class ModuleIndex:
         self._call_by_node: dict[int, CallSite] = {}
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ((), ())))
-        self.guards.learn(assigns, defs, calls)
+        if project is None or project.nodes(tree) is None:  # else the project learnt this module already
+            self.guards.learn(assigns, defs, calls)
         self._mark_ifexp_arms()
         self._block(tree.body, Ctx())
         propagate_rank0([self])
@@ -151,7 +152,8 @@ class ModuleIndex:
     def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST], list[ast.Call]]:
         """Record imports and local definitions; return the assignments, functions and calls (for the guards)."""
         stars, assigns, defs, calls = [], [], [], []
-        for node in ast.walk(tree):
+        walked = self.project.nodes(tree) if self.project is not None else None
+        for node in walked if walked is not None else ast.walk(tree):
             if isinstance(node, ast.Call):
                 calls.append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):

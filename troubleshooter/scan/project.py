@@ -37,10 +37,12 @@ class Project:
         self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
+        self._nodes: dict[int, list[ast.AST]] = {}  # id(tree) -> every node, walked once (the index reuses it)
 
     # ---- building ---------------------------------------------------------------------------
-    def add(self, path: str, tree: ast.Module) -> list[str]:
-        """Summarise one module; return the paths of the local modules it imports (not yet added)."""
+    def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
+        """Summarise one module; return the paths of the local modules it imports (not yet added).
+        ``keep_nodes``: remember its nodes for the index built next (not for a helper that is only read)."""
         key = _key(path, tree)
         if key in self._seen:
             return []
@@ -49,9 +51,13 @@ class Project:
         imported: list[tuple[str, int]] = []
         assigns, defs, calls = [], [], []
         main_refs = self._main_refs.setdefault(key, set())
+        nodes: list[ast.AST] = [tree]
+        if keep_nodes:
+            self._nodes[id(tree)] = nodes
         for stmt in tree.body:
             refs = main_refs if _is_main_block(stmt) else self.referenced
             for node in ast.walk(stmt):
+                nodes.append(node)
                 if isinstance(node, ast.Call):
                     self._call(node, aliases)
                     calls.append(node)
@@ -144,11 +150,13 @@ class Project:
 
     def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
         """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""
+        if _key(path, None) in self._seen:
+            return
         try:
             tree = ast.parse(Path(path).read_bytes(), filename=path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return
-        for helper in self.add(path, tree):
+        for helper in self.add(path, tree, keep_nodes=False):
             if depth > 1:
                 self.add_source(str(helper), depth - 1)
 
@@ -161,6 +169,10 @@ class Project:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
         return bool(self.frameworks) and all(finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
 
+    def nodes(self, tree: ast.Module) -> list[ast.AST] | None:
+        """Every node of a module this project has summarised (walked once), else None."""
+        return self._nodes.get(id(tree))
+
     def is_helper(self, path: str) -> bool:
         """True for a module another module of the project imports (its ``__main__`` block does not run)."""
         return bool(path) and str(Path(path).resolve()) in self._helpers
@@ -172,7 +184,7 @@ class Project:
         return any(name in refs for key, refs in self._main_refs.items() if key not in self._helpers)
 
 
-def _key(path: str, tree: ast.Module) -> str:
+def _key(path: str, tree: ast.Module | None) -> str:
     return str(Path(path).resolve()) if path else f"<{id(tree)}>"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, Checker
+from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, PROJECT_TRIGGERS, Checker
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
 from troubleshooter.scan.project import Project
@@ -64,7 +64,8 @@ class FileScanner:
             return pending
         text = data.decode("utf-8", errors="replace")
         pending.shared = project is not None and bool(project.raw_distributed or project.frameworks)
-        if not pending.shared and not any(t in text for t in self._triggers):
+        if not any(t in text for t in self._triggers) and not (
+                pending.shared and any(t in text for t in PROJECT_TRIGGERS)):
             return pending
         try:
             pending.index = ModuleIndex(tree, text, path, self.P, project)

@@ -23,7 +23,7 @@ class LoggingFromAllRanksChecker(Checker):
         loggers = self._loggers(m)
         callbacks = self._registered_callbacks(m)
         for site in m.calls:
-            if site.rank0 or m.mentions_rank(site.node) or (site.func and site.func.name in callbacks):
+            if site.rank0 or (site.func and site.func.name in callbacks):
                 continue
             what = None
             if site.name in P.tracker_calls:
@@ -42,7 +42,7 @@ class LoggingFromAllRanksChecker(Checker):
             elif (self._in_training_loop(m, site) and site.recv in loggers and site.method in P.logging_methods
                   and not levels_by_rank):
                 what = f"{site.recv}.{site.method}() inside the loop runs on every rank: each line is repeated per rank"
-            if what:
+            if what and not m.mentions_rank(site.node):
                 name = site.name or f"{site.recv}.{site.method}"
                 yield Hit(site.line, f"{what}; guard it with `if rank == 0:`", {"variable": name})
 
