@@ -5,7 +5,7 @@ a missing or down interface, a rank that never joins, SIGKILL, an exception on o
 WORLD_SIZE, OMP_NUM_THREADS unset under mpirun, two hosts in network namespaces that cannot reach
 each other, ...) prints the expected finding id, what the report showed first, pass/fail with the
 reason, the wall time, and the exact command; then the total. One fault at a time (the machine is
-shared). Faults needing root + ip netns are reported as SKIP elsewhere.
+shared). Faults needing root + ip netns / unshare are reported as SKIP elsewhere.
 
 ``--auto`` faults run the default probe set (what a user gets from plain ``troubleshoot --auto``);
 ``--quick`` limits them to the probes that matter, as the tests do.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.live_faults.faults import FAULTS, netns_missing, verdict  # noqa: E402
+from tests.live_faults.faults import FAULTS, missing_prerequisite, verdict  # noqa: E402
 
 
 def main() -> int:
@@ -35,15 +35,14 @@ def main() -> int:
     faults = [f for f in FAULTS if not args.only or f.name in args.only]
     if not faults:
         parser.error(f"no such fault; known: {', '.join(f.name for f in FAULTS)}")
-    no_netns = netns_missing() if any(f.netns for f in faults) else None
     root = args.keep or Path(tempfile.mkdtemp(prefix="live-faults-"))
     print(f"# live faults ({'quick probe selection' if args.quick else 'default probes'}); work dir {root}\n")
     print("| fault | expected | reported first | result | wall s |")
     print("|---|---|---|---|---|")
     rows, start = [], time.monotonic()
     for fault in faults:
-        if fault.netns and no_netns:
-            print(f"| {fault.name} | {' / '.join(fault.expected)} | - | SKIP ({no_netns}) | - |", flush=True)
+        if missing := missing_prerequisite(fault):
+            print(f"| {fault.name} | {' / '.join(fault.expected)} | - | SKIP ({missing}) | - |", flush=True)
             rows.append((fault, None, None))
             continue
         outcome = fault.diagnose(root / fault.name, not args.quick)

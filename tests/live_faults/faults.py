@@ -74,6 +74,7 @@ class Fault:
     diagnose: Callable[[Path, bool], Outcome]  # (work dir, full default probe set?) -> outcome
     rank: int | None = None  # the rank the first finding must name
     netns: bool = False  # needs root + ip netns
+    mountns: bool = False  # needs root + unshare -m (a private /dev/shm)
     slow: bool = False  # starts torchrun jobs or waits for timeouts (tens of seconds)
     extra: tuple[str, ...] = field(default=())  # other finding ids the report must also carry
 
@@ -201,27 +202,28 @@ def auto(work: Path, full: bool, env_changes: dict[str, str], probes: list[str],
 
 
 def probe(work: Path, name: str, env_changes: dict[str, str], drop: tuple[str, ...] = (),
-          timeout: float = 120) -> Outcome:
+          timeout: float = 120, wrap: Callable[[list[str]], list[str]] = list) -> Outcome:
     """``troubleshoot probe NAME --format json`` with the fault's environment (``drop``: variables unset)."""
     work.mkdir(parents=True, exist_ok=True)
     env = clean_env(**env_changes)
     for var in drop:
         env.pop(var, None)
-    cmd = cli("probe", name, "--format", "json", "-o", "report.json")
+    cmd = wrap(cli("probe", name, "--format", "json", "-o", "report.json"))
     shown = [*(["env", *(f"-u{v}" for v in drop)] if drop else []), *shown_env(env_changes, cmd)]
     return execute(cmd, env, work, timeout, work / "report.json", shown=shown)
 
 
 def run_job(work: Path, script: str, *, nproc: int = 2, stall: float | None = None,
             env_changes: dict[str, str] | None = None, timeout: float = 180, master_addr: str = "127.0.0.1",
-            master_port: int | None = None, launch_args: tuple[str, ...] = ()) -> Outcome:
+            master_port: int | None = None, launch_args: tuple[str, ...] = (),
+            wrap: Callable[[list[str]], list[str]] = list) -> Outcome:
     """``troubleshoot run [--stall S] -- torchrun --nproc_per_node=N [launch_args] jobs/<script>``."""
     work.mkdir(parents=True, exist_ok=True)
     env_changes = env_changes or {}
     launch = torchrun(f"--nproc_per_node={nproc}", f"--master_addr={master_addr}",
                       f"--master_port={master_port or free_port()}", *launch_args, str(JOBS / script))
-    cmd = cli("run", *(["--stall", str(stall)] if stall else []), "--log-file", "job.log", "--format", "json",
-              "-o", "report.json", "--", *launch)
+    cmd = wrap(cli("run", *(["--stall", str(stall)] if stall else []), "--log-file", "job.log", "--format", "json",
+                   "-o", "report.json", "--", *launch))
     return execute(cmd, clean_env(**env_changes), work, timeout, work / "report.json",
                    shown=shown_env(env_changes, cmd))
 
@@ -238,6 +240,26 @@ def netns_missing() -> str | None:
     made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, timeout=20)
     subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=20)
     return None if made.returncode == 0 else f"ip netns add failed: {made.stderr.decode().strip()}"
+
+
+def mountns_missing() -> str | None:
+    """Why faults in a private mount namespace cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root for unshare -m"
+    if not shutil.which("unshare"):
+        return "needs util-linux (unshare)"
+    made = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=20)
+    return None if made.returncode == 0 else f"unshare -m failed: {made.stderr.decode().strip()}"
+
+
+def missing_prerequisite(fault: Fault) -> str | None:
+    """Why ``fault`` cannot be injected on this machine, or None."""
+    return (fault.netns and netns_missing()) or (fault.mountns and mountns_missing()) or None
+
+
+def small_shm(cmd: list[str]) -> list[str]:
+    """``cmd`` in a private mount namespace whose /dev/shm is a 1 MiB tmpfs (Docker's default is 64 MiB)."""
+    return ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$@"', "sh", *cmd]
 
 
 def _ip(*args: str) -> None:
@@ -364,6 +386,15 @@ def addr_unresolvable_job(work: Path, full: bool) -> Outcome:
                    launch_args=("--rdzv_conf=timeout=15,read_timeout=15,join_timeout=15",))
 
 
+def shm_small_probe(work: Path, full: bool) -> Outcome:
+    return probe(work, "system", {}, wrap=small_shm)
+
+
+def shm_small_job(work: Path, full: bool) -> Outcome:
+    """DataLoader workers of a 2-rank job cannot allocate their batches in a 1 MiB /dev/shm."""
+    return run_job(work, "loader_workers.py", wrap=small_shm)
+
+
 def netns_nothing_listens(work: Path, full: bool) -> Outcome:
     """Host B checks a master (host A) that is up but has nothing on MASTER_PORT; A itself is clean."""
     port = str(free_port())
@@ -461,6 +492,10 @@ FAULTS: list[Fault] = [
           ("master-addr-unresolvable",), addr_unresolvable_job, slow=True),
     Fault("gloo-ifname-missing-job", "a torchrun job with GLOO_SOCKET_IFNAME=bogus0",
           ("wrong-network-interface",), ifname_in_job, slow=True),
+    Fault("shm-small-probe", "/dev/shm is a 1 MiB tmpfs (private mount namespace), `troubleshoot probe system`",
+          ("shm-too-small",), shm_small_probe, mountns=True),
+    Fault("shm-small-job", "2-rank job with DataLoader workers in a 1 MiB /dev/shm", ("shm-too-small",),
+          shm_small_job, mountns=True, slow=True),
     Fault("netns-nothing-listens", "host B, master host A up but nothing on MASTER_PORT (A alone is clean)",
           ("network-unreachable", "ranks-missing-at-rendezvous"), netns_nothing_listens, netns=True),
     Fault("netns-master-link-down", "host A's link down: B cannot reach the master (A alone is clean)",

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from .faults import FAULTS, netns_missing, verdict
+from .faults import FAULTS, missing_prerequisite, verdict
 
 BY_NAME = {fault.name: fault for fault in FAULTS}
 FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "rank-ge-world-size-probe",
-        "omp-unset-probe", "netns-nothing-listens", "netns-route-prohibited", "netns-ifname-down"]
+        "omp-unset-probe", "shm-small-probe", "netns-nothing-listens", "netns-route-prohibited", "netns-ifname-down"]
 SLOW = ["stuck-rank-stall", "gloo-ifname-missing-job"]  # torchrun jobs under `troubleshoot run`
 
 
@@ -26,7 +26,7 @@ def _case(name: str, *marks):
 
 @pytest.mark.parametrize("fault", [_case(n) for n in FAST] + [_case(n, pytest.mark.slow) for n in SLOW])
 def test_live_fault_is_diagnosed(fault, tmp_path):
-    if fault.netns and (reason := netns_missing()):
+    if reason := missing_prerequisite(fault):
         pytest.skip(reason)
     outcome = fault.diagnose(tmp_path, False)
     passed, why = verdict(fault, outcome)
