@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.render import worlds
@@ -175,6 +175,7 @@ NUMBER = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10
 
 @settings(max_examples=80, deadline=None)
 @given(values=st.lists(NUMBER, min_size=12, max_size=12))
+@example(values=[0.0] * 4 + [1.1125369292536007e-308] + [0.0] * 7)  # a denormal once overflowed a ratio to inf
 def test_odd_numbers_in_well_formed_measurements_never_break_the_report(values) -> None:
     doc = worlds.with_scaling()
     v = itertools.cycle(values)

@@ -119,17 +119,19 @@ def _fact(runs: Iterable[Mapping[str, Any]], key: str) -> Any:
 
 
 LARGEST = 1e15  # beyond any bytes, seconds or GB/s a probe measures: a corrupt value, not a measurement
+SMALLEST = 1e-12  # below any non-zero time, size or rate a probe measures (denormals overflow ratios)
 
 
 def _number(value: Any) -> float | None:
-    """A finite number of sane size, else None (booleans, text, NaN and infinities are not measurements)."""
+    """A finite number of sane size, else None (booleans, text, NaN, infinities and denormals are not measurements)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
         number = float(value)
     except OverflowError:
         return None
-    return number if math.isfinite(number) and abs(number) <= LARGEST else None
+    sane = math.isfinite(number) and (number == 0 or SMALLEST <= abs(number) <= LARGEST)
+    return number if sane else None
 
 
 def _positive(value: Any) -> float | None:
