@@ -11,6 +11,8 @@ whether ``print`` is silenced, and which functions nothing calls.
 from __future__ import annotations
 
 import ast
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods
@@ -38,6 +40,8 @@ class Project:
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
         self._nodes: dict[int, list[ast.AST]] = {}  # id(tree) -> every node, walked once (the index reuses it)
+        _is_file.cache_clear()  # the file-system lookups are cached for one scan only
+        _is_dir.cache_clear()
 
     # ---- building ---------------------------------------------------------------------------
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
@@ -200,22 +204,34 @@ def _is_entry(stmt: ast.stmt) -> bool:
 
 def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
     """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
-    folder = path.parent
+    folder = str(path.parent)
+    parents = [folder]
+    for _ in range(2):
+        parents.append(os.path.dirname(parents[-1]))
     out: list[tuple[str, Path]] = []
     for module, level in imported:
         if not module:
             continue
         parts = module.split(".")
-        bases = [folder.parents[level - 2] if level >= 2 and len(folder.parents) >= level - 1 else folder] \
-            if level else [folder, *list(folder.parents)[:2]]
+        bases = [parents[min(level - 1, 2)]] if level else parents
         for base in bases:
-            candidate = base.joinpath(*parts)
-            for found in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                if found.is_file() and found != path:
-                    if all(found != f for _, f in out):
-                        out.append((module, found))
-                    break
-            else:
-                continue
-            break
+            if not _is_dir(base) or not (_is_dir(os.path.join(base, parts[0]))
+                                         or _is_file(os.path.join(base, parts[0] + ".py"))):
+                continue  # cheap: the first part is not here
+            candidate = os.path.join(base, *parts)
+            found = next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if _is_file(f)), None)
+            if found is not None:
+                if Path(found) != path and all(str(f) != found for _, f in out):
+                    out.append((module, Path(found)))
+                break
     return out
+
+
+@lru_cache(maxsize=65536)
+def _is_file(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+@lru_cache(maxsize=65536)
+def _is_dir(path: str) -> bool:
+    return os.path.isdir(path)
