@@ -395,6 +395,14 @@ def shm_small_job(work: Path, full: bool) -> Outcome:
     return run_job(work, "loader_workers.py", wrap=small_shm)
 
 
+def nccl_on_cpu_auto(work: Path, full: bool) -> Outcome:
+    return auto(work, full, {}, ["hardware", "collective"], "--backend", "nccl")
+
+
+def nccl_on_cpu_job(work: Path, full: bool) -> Outcome:
+    return run_job(work, "nccl_on_cpu.py")
+
+
 def netns_nothing_listens(work: Path, full: bool) -> Outcome:
     """Host B checks a master (host A) that is up but has nothing on MASTER_PORT; A itself is clean."""
     port = str(free_port())
@@ -496,6 +504,10 @@ FAULTS: list[Fault] = [
           ("shm-too-small",), shm_small_probe, mountns=True),
     Fault("shm-small-job", "2-rank job with DataLoader workers in a 1 MiB /dev/shm", ("shm-too-small",),
           shm_small_job, mountns=True, slow=True),
+    Fault("nccl-on-cpu-auto", "`--auto --backend nccl` on this GPU-less CPU-only torch", ("backend-unavailable",),
+          nccl_on_cpu_auto),
+    Fault("nccl-on-cpu-job", "a torchrun job initialising NCCL on this GPU-less CPU-only torch",
+          ("backend-unavailable",), nccl_on_cpu_job, slow=True),
     Fault("netns-nothing-listens", "host B, master host A up but nothing on MASTER_PORT (A alone is clean)",
           ("network-unreachable", "ranks-missing-at-rendezvous"), netns_nothing_listens, netns=True),
     Fault("netns-master-link-down", "host A's link down: B cannot reach the master (A alone is clean)",

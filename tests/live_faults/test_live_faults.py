@@ -44,7 +44,8 @@ def test_fault_ids_are_in_the_catalog():
 # Logs captured from the live faults above (frame lines dropped, script paths neutralised): the diagnosis
 # of each must not regress while the signatures change.
 CAPTURED = {"master-addr-unresolvable.torchrun.log": "master-addr-unresolvable",
-            "gloo-ifname-missing.torchrun.log": "wrong-network-interface"}
+            "gloo-ifname-missing.torchrun.log": "wrong-network-interface",
+            "nccl-on-cpu.torchrun.log": "backend-unavailable"}
 
 
 @pytest.mark.parametrize("name", sorted(CAPTURED))
