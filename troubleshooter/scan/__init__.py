@@ -113,8 +113,8 @@ def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
         parsed.append((path, data, parse(path, data)))
     project = Project(patterns)
     helpers: list[str] = []
-    for path, _, tree in parsed:
-        if not isinstance(tree, SyntaxError):
+    for path, data, tree in parsed:
+        if not isinstance(tree, SyntaxError) and project.relevant(data):
             helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)

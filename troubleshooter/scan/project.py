@@ -20,6 +20,11 @@ from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
 
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
+# Words without which a module tells the project nothing (see Project.relevant).
+RELEVANT_WORDS = tuple(w.encode() for w in (
+    "DistributedDataParallel", "init_process_group", "DistributedSampler", "distributed", "rank", "main_process",
+    "master", "primary", "accelerate", "lightning", "transformers", "deepspeed", "trl", "builtins", "__builtin__",
+    "stdout", "force=", "CUDA_VISIBLE_DEVICES", "__main__"))
 
 
 class Project:
@@ -44,6 +49,12 @@ class Project:
         _is_dir.cache_clear()
 
     # ---- building ---------------------------------------------------------------------------
+    @staticmethod
+    def relevant(data: bytes) -> bool:
+        """Cheap test on a module's bytes: can it tell the project anything (set-up, a framework, a rank guard,
+        print silencing, an entry point)? A module that cannot (a layer definition) is not summarised."""
+        return any(word in data for word in RELEVANT_WORDS)
+
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).
         ``keep_nodes``: remember its nodes for the index built next (not for a helper that is only read)."""
@@ -157,7 +168,10 @@ class Project:
         if _key(path, None) in self._seen:
             return
         try:
-            tree = ast.parse(Path(path).read_bytes(), filename=path)
+            data = Path(path).read_bytes()
+            if not self.relevant(data):
+                return
+            tree = ast.parse(data, filename=path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for helper in self.add(path, tree, keep_nodes=False):

@@ -17,9 +17,9 @@ from troubleshooter.scan.model import ModuleIndex
 DISTRIBUTED_TRIGGERS = ("DistributedDataParallel", "init_process_group", "DistributedSampler")
 # When a scan's project is distributed (set-up in a helper, a framework), a file without the triggers above is
 # still analysed when it contains one of these: something a DDP checker looks at.
-PROJECT_TRIGGERS = ("DataLoader", "backward", ".step(", "save", "wandb", "Writer", "from_pretrained",
+PROJECT_TRIGGERS = ("DataLoader", "backward", ".step(", "torch.save", "wandb", "SummaryWriter", "from_pretrained",
                     "load_dataset", "snapshot_download", "barrier", "all_reduce", "all_gather", "broadcast", "gather",
-                    "cuda", "device", "state_dict", "Sampler", "checkpoint")
+                    "cuda:0", "cuda(0)", "set_device", "checkpoint", "no_sync", "Sampler")
 
 
 @dataclass
