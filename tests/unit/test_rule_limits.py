@@ -157,3 +157,14 @@ def test_cases_files_are_validated(tmp_path) -> None:
     text = "\n".join(_messages(exc))
     assert "quiet[0] must be a mapping of facts" in text
     assert "fixture cases for a check 'nothing-here' that does not exist" in text
+
+
+def test_a_huge_directory_is_refused_quickly(tmp_path, monkeypatch) -> None:
+    """``--rules ~`` by mistake: the layout walk stops at its budget instead of walking the whole tree."""
+    from troubleshooter.core import ruleset
+
+    monkeypatch.setattr(ruleset, "MAX_LAYOUT_ENTRIES", 50)
+    for i in range(60):
+        (tmp_path / f"note{i}.txt").write_text("x")
+    with pytest.raises(RuleFileError, match="more than 50 files under this rules directory"):
+        load_rules([tmp_path])

@@ -26,6 +26,7 @@ those checks from ``rules check`` (``verify=True``) and the test suite.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -333,12 +334,27 @@ FOLDERS = ("findings", "checks", "trees", "checklists", "signatures", "scan", "l
 LIVE_FILES = ("frames.yaml", "pictures.yaml")  # launchers: the top-level launcher table
 
 
+MAX_LAYOUT_ENTRIES = 20_000  # a rules directory holds hundreds of files; `--rules ~` or `--rules /` is a mistake
+
+
+def _yaml_files(c: IssueCollector, directory: Path) -> list[Path]:
+    """Every .yaml/.yml file under ``directory`` (hidden folders skipped, symlinked folders not followed)."""
+    found, seen = [], 0
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        seen += len(dirs) + len(files)
+        if seen > MAX_LAYOUT_ENTRIES:
+            c.add(directory, None, f"more than {MAX_LAYOUT_ENTRIES:,} files under this rules directory",
+                  "pass the folder that holds findings/, checks/, ... (not a home or root directory)")
+            return []
+        found += [Path(root) / name for name in files if name.endswith((".yaml", ".yml")) and not name.startswith(".")]
+    return sorted(found)
+
+
 def _check_layout(c: IssueCollector, directory: Path) -> None:
     """Every YAML file must sit where a section reads it: a misplaced rule is an error, not ignored."""
-    for path in sorted(directory.rglob("*")):
+    for path in _yaml_files(c, directory):
         rel = path.relative_to(directory)
-        if path.suffix not in (".yaml", ".yml") or any(part.startswith(".") for part in rel.parts) or not path.is_file():
-            continue
         parts = rel.parts
         if path.suffix == ".yml":
             c.add(path, None, "rule files end in .yaml; this .yml file would never be read", f"rename it to {path.stem}.yaml")
