@@ -116,3 +116,31 @@ def test_epochs_as_long_at_two_ranks_as_at_one_mean_no_sampler(rules):
     sharded = _facts(rules, one + "| distributed init (rank 0): env://, world_size: 2\n"
                                   "Epoch 0: 100%|██████████| 196/196 [00:16<00:00, 12.2it/s]\n")
     assert _shown(rules, sharded) == []
+
+
+
+_INNER = """
+Traceback (most recent call last):
+  File "train.py", line 5, in <module>
+    local_rank = int(os.environ["LOCAL_RANK"])
+KeyError: 'LOCAL_RANK'
+"""
+_OUTER = """
+Traceback (most recent call last):
+  File "train.py", line 9, in <module>
+    torch.cuda.set_device(0)
+RuntimeError: CUDA error: invalid device ordinal
+"""
+
+
+def test_a_chained_exception_yields_to_the_one_it_was_raised_from(rules):
+    for marker in ("The above exception was the direct cause of the following exception:",
+                   "During handling of the above exception, another exception occurred:"):
+        facts = _facts(rules, _INNER + "\n" + marker + "\n" + _OUTER)
+        assert facts["log.root_cause"]["id"] == "launcher-env-missing"
+        assert "log.local-rank-exceeds-devices" in facts  # still shown, just not first
+
+
+def test_without_a_chain_the_higher_priority_exception_wins(rules):
+    facts = _facts(rules, _INNER + _OUTER)
+    assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"

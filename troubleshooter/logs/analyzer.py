@@ -29,6 +29,7 @@ MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk
 MAX_UNIQUE = 50          # values kept per unique-collecting fact
 MAX_HITS = 4096          # distinct (finding, signature, rank) hits kept
 DETAIL_CHARS = 300
+CHAIN_LINES = 120        # how far a chained exception reaches back and forward from its marker line
 BLOCK = -1               # prefilter payload of the block tracker's anchors
 
 
@@ -46,6 +47,7 @@ class _Hit:
     priority: int = 0
     severity: str | None = None
     count: int = 1
+    outer: bool = False  # raised while handling an earlier exception that has its own hit: not the root cause
 
     def as_fact(self) -> dict[str, Any]:
         hit = {"detail": self.detail, "path": self.path, "line": self.line, "rank": self.rank,
@@ -91,6 +93,7 @@ class LogAnalyzer:
         self.blocks = BlockTracker()
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
+        self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
         self._facts: dict[str, Any] = {}
         self._seq = 0              # global line counter across all inputs
         self._line_no: dict[str, int] = {}
@@ -216,7 +219,9 @@ class LogAnalyzer:
                 continue
             values = sig.extract(match)
             rank = values["rank"] if isinstance(values.get("rank"), int) else line_rank
-            if sig.wrapper:
+            if sig.wrapper and sig.inner == "before":
+                self._chains[path] = (line_no, rank)
+            elif sig.wrapper:
                 inner_from = max(inner_from, match.end())
             elif sig.context:
                 ctx = self._contexts.setdefault(sig.id, _Context())
@@ -276,9 +281,18 @@ class LogAnalyzer:
         merged = {**extra, **values}
         if rank is not None:
             merged.setdefault("rank", rank)
-        hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged, priority, severity)
+        hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged, priority, severity,
+                   outer=self._chained(path, rank, line_no))
         self._hits[key] = hit
         return hit.as_fact()
+
+    def _chained(self, path: str, rank: int | None, line_no: int) -> bool:
+        """A hit just after a chain marker whose earlier exception (same file and rank) already has a hit."""
+        chain = self._chains.get(path)
+        if chain is None or line_no - chain[0] > CHAIN_LINES or None not in (rank, chain[1]) and rank != chain[1]:
+            return False
+        return any(h.path == path and chain[0] - CHAIN_LINES <= h.line < chain[0] and h.priority > 0
+                   and not h.sig.echo and (None in (rank, h.rank) or h.rank == rank) for h in self._hits.values())
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -365,7 +379,7 @@ class LogAnalyzer:
         if launcher_root is not None and not any(h.rank == launcher_root["rank"] for h in candidates):
             candidates = []  # the launcher saw this rank die first and no line of it explains why: the rest are echoes
         if candidates:
-            best = min(candidates, key=lambda h: (h.sig.echo, -h.priority, h.order, h.seq))
+            best = min(candidates, key=lambda h: (h.sig.echo or h.outer, -h.priority, h.order, h.seq))
             root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
                     "detail": best.detail, "signature": best.sig.id}
             tb = self.blocks.exceptions.get(best.rank)

@@ -11,7 +11,9 @@ a ``note``, and exactly one purpose:
 - ``context: true`` — the line is only remembered, for other signatures' ``refine``;
 - ``wrapper: true`` — the match frames another message (``Original reason for failure was:``,
   ``what():``, ``caused by:``): on that line, hits after the wrapper (the innermost stated reason)
-  replace hits before it.
+  replace hits before it. ``inner: before`` marks a wrapper that frames the *previous* exception
+  (Python's "The above exception was the direct cause of the following exception:"): hits of the
+  exception that follows it yield the root cause to hits of the one before.
 
 ``examples`` (lines the pattern must match) are checked at load time.
 """
@@ -30,6 +32,7 @@ ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 FACT_RE = re.compile(r"^log\.[a-z][a-z0-9_]*$")
 CAPTURE_TYPES = ("int", "str")
 COLLECT_MODES = ("first", "last", "unique")
+INNER_MODES = ("after", "before")
 # Facts the analyzer computes itself; a signature may not claim these names.
 RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "log.root_cause", "log.files",
                             "log.tracebacks"})
@@ -37,7 +40,7 @@ RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "
 _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "id": ((str,), True), "pattern": ((str,), True), "note": ((str,), True),
     "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False), "wrapper": ((bool,), False),
-    "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
+    "inner": ((str,), False), "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
     "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False),
     "captures": ((dict,), False), "examples": ((list,), False),
 }
@@ -73,6 +76,7 @@ class Signature:
     fact: str | None = None
     context: bool = False
     wrapper: bool = False
+    inner: str = "after"  # wrappers: where the reason they frame is (after them on the line, or before them)
     collect: str = "unique"
     priority: int = 0
     severity: str | None = None
@@ -250,6 +254,8 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
             yield sig.line_of("collect"), f"collect {sig['collect']!r} is not one of {COLLECT_MODES}", "", where
     elif "collect" in sig:
         yield sig.line_of("collect"), "'collect' only applies to fact signatures", "", where
+    if "inner" in sig and (purpose != "wrapper" or sig["inner"] not in INNER_MODES):
+        yield (sig.line_of("inner"), f"'inner' applies to wrapper signatures and is one of {INNER_MODES}", "", where)
 
 
 def check_references(signatures: list[dict], known_findings: Iterable[str]) -> list[tuple[str, int | None, str]]:
@@ -297,7 +303,8 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
                        for r in sig.get("refine") or [])
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
-            fact=sig.get("fact"), context=bool(sig.get("context")), wrapper=bool(sig.get("wrapper")), collect=sig.get("collect", "unique"),
+            fact=sig.get("fact"), context=bool(sig.get("context")), wrapper=bool(sig.get("wrapper")),
+            inner=sig.get("inner", "after"), collect=sig.get("collect", "unique"),
             priority=int(sig.get("priority", 0)), severity=sig.get("severity"), echo=bool(sig.get("echo")),
             generic=bool(sig.get("generic")), refine=refine, captures=dict(sig.get("captures") or {}),
             source=sig.get("_source", ""), line=sig.get("_line"),
