@@ -43,6 +43,7 @@ def test_local_class_shadows_nothing():
     ("args.rank % ngpus_per_node == 0", ("rank0", "nonzero")), ("self.gpu_id == 0", ("rank0", "nonzero")),
     ("utils.is_primary(args)", ("rank0", "nonzero")), ("ddp_rank == 0", ("rank0", "nonzero")),
     ("not args.distributed or args.rank == 0", ("rank0", "rank")),
+    ("_LOCAL_RANK >= 0", None), ("self.negative_all_rank", None), ("comm.Get_rank() == 0", ("rank0", "nonzero")),
     ("rank == 1", ("rank", "rank")),
     ("local_rank != -1", None), ("rank is None", None), ("world_size > 1", None), ("args.distributed", None),
 ])

@@ -259,3 +259,26 @@ def test_a_single_process_random_sampler_is_not_a_distributed_one(tmp_path):
         "    else:\n        sampler = RandomSampler(data)\n    loader = DataLoader(").replace(
         "from torch.utils.data import", "from torch.utils.data import DistributedSampler,"))
     assert "missing-distributed-sampler" not in scan_paths([str(path)]).hits
+
+
+
+def test_a_collective_after_an_exit_on_the_ranks_own_data(tmp_path):
+    """``if not local_metrics: return {}`` before all_gather_object: ranks with nothing leave the others waiting."""
+    path = tmp_path / "train.py"
+    body = DDP_HEAD + """def gather_metrics(local_metrics):
+    if not local_metrics:
+        return {}
+    out = [None] * dist.get_world_size()
+    dist.all_gather_object(out, local_metrics)
+    return out
+def main():
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(2, 2))
+    gather_metrics({"loss": 1.0})
+if __name__ == "__main__":
+    main()
+"""
+    path.write_text(body)
+    assert "collective-mismatch" in scan_paths([str(path)]).hits
+    path.write_text(body.replace("if not local_metrics:", "if dist.get_world_size() == 1:"))
+    assert "collective-mismatch" not in scan_paths([str(path)]).hits

@@ -180,6 +180,8 @@ class RankLogic:
             return side if isinstance(op, ast.In) else (side[1], side[0])
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             return None  # ``rank is None`` / ``local_rank != -1`` mean "distributed or not", same on every rank
+        if value == 0 and isinstance(op, (ast.GtE, ast.Lt)):
+            return None  # ``local_rank >= 0`` / ``rank < 0``: set or not, the same on every rank
         table = {ast.Eq: value == 0, ast.LtE: value == 0, ast.Lt: value == 1}
         if type(op) in table and table[type(op)]:
             return (RANK0, NONZERO)

@@ -115,4 +115,9 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     info = infos[0]
     if (site.recv is None) != (info.cls is None):
         return None  # a bare call reaches a function, ``obj.name()`` a method
+    if site.recv is not None and site.recv != "self" and not site.recv.startswith("self."):
+        binding = m.binding(site.recv, site.line, site.ctx.func)
+        made = m.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
+        if made is None or made.method not in m.classes:
+            return None  # ``coco_eval.evaluate()``: an object of a class this file does not define
     return info

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
@@ -33,6 +35,7 @@ class CollectiveMismatchChecker(Checker):
                 if callee is not None and callee.name in runs and callee is not site.ctx.func:
                     candidates.append((site, f"{callee.name}()"))
         candidates += self._rank0_forwards(m)
+        yield from self._early_returns(m, names)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -47,6 +50,30 @@ class CollectiveMismatchChecker(Checker):
             inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") else ""
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
                                  "blocks until the collective times out", {"variable": label})
+
+    def _early_returns(self, m: ModuleIndex, names: set[str]):
+        """``if not local_items: return`` before a collective: the condition depends on the rank's own data, so
+        the ranks where it holds leave without joining the collective the others wait in."""
+        for infos in m.functions.values():
+            for info in infos:
+                if info.name == "<class>":
+                    continue
+                params = {a.arg for a in info.node.args.args} - {"self", "cls"}
+                exit_stmt = None
+                for stmt in info.node.body:
+                    if exit_stmt is None and isinstance(stmt, ast.If) and _data_dependent_exit(m, stmt, params):
+                        exit_stmt = stmt
+                        continue
+                    if exit_stmt is None:
+                        continue
+                    for site in m.sites_in(stmt):
+                        if site.ctx.func is info and not site.ctx.sides and self._is_collective(m, site, names):
+                            yield Hit(site.line, f"{site.method} runs after an early return on "
+                                                 f"`{ast.unparse(exit_stmt.test)}` (line {exit_stmt.lineno}), which "
+                                                 "depends on this rank's own data: ranks where it holds leave without "
+                                                 "joining, the others block until the timeout",
+                                      {"variable": site.method})
+                            return
 
     @staticmethod
     def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
@@ -111,6 +138,29 @@ class CollectiveMismatchChecker(Checker):
                     if callee is not None and callee.name in runs and callee is not func:
                         runs[func.name] = f"{callee.name}() at line {site.line}"
         return runs
+
+
+def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str]) -> bool:
+    """``if not items: return`` / ``if len(items) == 0: return``: an exit on the emptiness of a parameter (not a
+    rank, not "distributed or not", not ``is None``)."""
+    body = stmt.body
+    if stmt.orelse or not body or not isinstance(body[-1], ast.Return):
+        return False
+    test = stmt.test
+    if m.classify(test) is not None or m.mentions_rank(test) or _mentions_flag(m, test):
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return dotted(test.operand) in params
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.LtE, ast.Lt)):
+        left = test.left
+        return (isinstance(left, ast.Call) and dotted(left.func) == "len" and len(left.args) == 1
+                and dotted(left.args[0]) in params and const(test.comparators[0]) in (0, 1))
+    return False
+
+
+def _mentions_flag(m: ModuleIndex, node: ast.AST) -> bool:
+    return any(any(w in (dotted(n) or "").lower() for w in m.P.distributed_flag_words)
+               for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 CHECKER = CollectiveMismatchChecker()
