@@ -41,6 +41,7 @@ class Project:
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
         self.local_modules: set[str] = set()  # dotted names of imported modules that are project files
+        self.logging_by_rank = False  # some module sets logging up per rank (only rank 0 writes to the console)
         self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
@@ -150,6 +151,10 @@ class Project:
         name = last(text)
         if name in P.print_silencers or (name == "print" and any(k.arg == "force" for k in node.keywords)):
             self.print_silenced = True
+        if "log" in name.lower() and name not in P.logging_methods and (
+                any(k.arg and "rank" in k.arg.lower() for k in node.keywords)
+                or any(self.guards.is_rank_expr(a) for a in [*node.args, *(k.value for k in node.keywords)])):
+            self.logging_by_rank = True  # setup_logger(output, distributed_rank=rank): per-rank log set-up
         if qual in P.ddp_wrappers or qual in P.init_process_group or qual in P.distributed_samplers:
             self.raw_distributed = True
         framework = self._framework_of(qual)

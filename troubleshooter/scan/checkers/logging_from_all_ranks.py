@@ -18,8 +18,8 @@ class LoggingFromAllRanksChecker(Checker):
         silenced = bool(m.calls_to(P.print_silencers)) or any(
             last(name) == "print" and name != "print" for name in m.bindings) or (
             m.project is not None and m.project.print_silenced)
-        levels_by_rank = any(s.method in P.log_level_setters
-                             and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
+        levels_by_rank = (m.project is not None and m.project.logging_by_rank) or any(
+            s.method in P.log_level_setters and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
         loggers = self._loggers(m)
         callbacks = self._registered_callbacks(m)
         for site in m.calls:
