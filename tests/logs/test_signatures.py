@@ -118,6 +118,12 @@ def test_prefilter_reports_overlapping_and_prefix_anchors():
     assert found == ({13: {0, 1, 2}, 36: {3}}, set())
 
 
+def test_prefilter_keeps_a_presence_anchor_that_a_line_anchor_extends():
+    pf = Prefilter({"Bus error here": [0]}, {"Bus err": [1]})  # both pieces start at the same byte
+    assert pf.candidates(b"nothing\nBus error here\n") == ({8: {0}}, {1})
+    assert pf.line_payloads(b"Bus error here") == {0, 1}
+
+
 BAD_FILES = [
     ("group: g\nsignatures:\n  - id: a\n    pattern: '(unclosed'\n    note: n\n    finding: nccl-error\n    priority: 1\n",
      4, "pattern does not compile"),

@@ -179,6 +179,8 @@ class LogAnalyzer:
         scanned: dict[bytes, list] = {}
         for index in sorted(present):  # NCCL INFO facts: one bulk scan per pattern present in the chunk
             sig = self.signatures[index]
+            if not self._wants(sig):
+                continue
             if sig.bregex.pattern not in scanned:
                 scanned[sig.bregex.pattern] = sig.bregex.findall(data)
             found = scanned[sig.bregex.pattern]
@@ -242,6 +244,13 @@ class LogAnalyzer:
                 findings_on_line.add(sig.finding)
                 produced.append(self._record(sig, rank, values, body, path, line_no, order))
         return [p for p in produced if p]
+
+    def _wants(self, sig: Signature) -> bool:
+        """Whether a fact signature can still change its fact (a ``first`` fact is set once, a list is capped)."""
+        have = self._facts.get(sig.fact)
+        if sig.collect == "first":
+            return have is None
+        return sig.collect == "last" or have is None or len(have) < MAX_UNIQUE
 
     def _collect(self, sig: Signature, value: Any) -> None:
         if value is None:

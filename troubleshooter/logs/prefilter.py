@@ -139,19 +139,21 @@ class Prefilter:
         firsts = sorted({piece[0] for table in pieces.values() for piece in table})
         self.table = bytes.maketrans(bytes(firsts), b"\0" * len(firsts))
         line, chunk = self._translated(pieces["line"]), self._translated(pieces["chunk"])
-        # keyed by the piece without its NUL: (line payloads, presence payloads)
-        self._payload = {piece[1:]: (line.get(piece, set()), chunk.get(piece, set())) for piece in {*line, *chunk}}
+        # the regex reports the longest piece at a position: it stands for every piece it extends, of either kind
+        every = {*line, *chunk}
+        self._payload = {piece[1:]: (self._covered(line, piece), self._covered(chunk, piece)) for piece in every}
         self.regex = re.compile(b"\0(?=(" + _trie(list(self._payload)) + b"))")
 
     def _translated(self, pieces: dict[bytes, list[int]]) -> dict[bytes, set[int]]:
         out: dict[bytes, set[int]] = {}
         for piece, payload in pieces.items():
             out.setdefault(piece.translate(self.table), set()).update(payload)
-        for piece in list(out):  # the regex reports the longest piece at a position
-            for other, payload in out.items():
-                if piece != other and piece.startswith(other):
-                    out[piece] |= payload
         return out
+
+    @staticmethod
+    def _covered(table: dict[bytes, set[int]], piece: bytes) -> set[int]:
+        """Payloads of ``table``'s pieces that ``piece`` starts with (itself included)."""
+        return {p for other, payload in table.items() if piece.startswith(other) for p in payload}
 
     @staticmethod
     def _pieces(literals: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
