@@ -360,6 +360,10 @@ def sigkill_rank(work: Path, full: bool) -> Outcome:
     return run_job(work, "sigkill_rank1.py")
 
 
+def segfault_rank(work: Path, full: bool) -> Outcome:
+    return run_job(work, "segfault_rank1.py")
+
+
 def raise_rank(work: Path, full: bool) -> Outcome:
     return run_job(work, "raise_rank1.py")
 
@@ -491,6 +495,8 @@ FAULTS: list[Fault] = [
           ("collective-timeout",), busy_rank, rank=1, slow=True),
     Fault("sigkill-rank1", "rank 1 killed with SIGKILL (as by the OOM killer)", ("rank-crashed", "out-of-memory"),
           sigkill_rank, rank=1, slow=True),
+    Fault("segfault-rank1", "rank 1 dereferences a null pointer (SIGSEGV)", ("native-crash",), segfault_rank,
+          rank=1, slow=True),
     Fault("exception-rank1", "rank 1 alone raises KeyError", ("rank-crashed",), raise_rank, rank=1, slow=True),
     Fault("cuda-device-on-cpu", "script puts the model on cuda:LOCAL_RANK; this torch has no CUDA",
           ("cuda-invalid-device",), cuda_on_cpu, slow=True),
