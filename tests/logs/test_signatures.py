@@ -169,3 +169,16 @@ def test_library_check_wants_examples_that_still_match_and_known_ids():
     assert any("'b': example 'unrelated line' no longer matches" in m for m in messages)
     assert any("'c' has no examples" in m for m in messages)
     assert not any("'a'" in m for m in messages)
+
+
+def test_prefilter_finds_everything_past_the_head_once_presence_pieces_are_dropped():
+    from troubleshooter.logs.prefilter import HEAD
+
+    pf = Prefilter({"Watchdog caught": [0], "Bus error here": [1]}, {"via NET": [2], "Bus err": [3], "NCCL WARN": [4]})
+    filler = b"step 1 via NET/IB ok\n" * (HEAD // 21 + 10)
+    straddle = b"x" * (HEAD - len(b"step 1 ") - 3) + b"\n"  # a line anchor that starts just before HEAD
+    chunk = straddle + b"Watchdog caught 1\n" + filler + b"Bus error here\nNCCL WARN x\nWatchdog caught 2\n"
+    found, present = pf.candidates(chunk)
+    assert present == {2, 3, 4}
+    lines = {chunk[start:chunk.index(b"\n", start)] for start in found}
+    assert lines == {b"Watchdog caught 1", b"Bus error here", b"Watchdog caught 2"}

@@ -19,6 +19,8 @@ except ImportError:  # pragma: no cover - Python 3.9/3.10
 
 MIN_ANCHOR = 3
 MAX_ANCHOR = 12
+HEAD = 1 << 16      # bytes of a chunk scanned with every piece before presence pieces seen there are dropped
+MAX_REDUCED = 16    # cached regexes without some presence pieces
 # Byte frequencies of distributed-training logs (share of all bytes; the larger of the test
 # corpus and an NCCL_DEBUG=INFO log, rounded); unlisted bytes are rarer than 0.1%.
 _FREQ = {**{c: 0.1 for c in b" 0"}, **{c: 0.04 for c in b"14:aenorst"}, **{c: 0.025 for c in b"-.23C[]cdilp|"},
@@ -136,13 +138,19 @@ class Prefilter:
                 payload = own[lit.decode("utf-8")]
                 merged = pieces[kind].setdefault(piece, [])
                 merged += [p for p in payload if p not in merged]
+        self._reduced: dict[frozenset, re.Pattern] = {}
         firsts = sorted({piece[0] for table in pieces.values() for piece in table})
         self.table = bytes.maketrans(bytes(firsts), b"\0" * len(firsts))
         line, chunk = self._translated(pieces["line"]), self._translated(pieces["chunk"])
         # the regex reports the longest piece at a position: it stands for every piece it extends, of either kind
         every = {*line, *chunk}
         self._payload = {piece[1:]: (self._covered(line, piece), self._covered(chunk, piece)) for piece in every}
-        self.regex = re.compile(b"\0(?=(" + _trie(list(self._payload)) + b"))")
+        self.regex = self._compiled(frozenset())
+        self._presence_only = {piece for piece, (hits, _) in self._payload.items() if not hits}
+
+    def _compiled(self, dropped: frozenset) -> re.Pattern:
+        """The scanning regex over every piece but ``dropped`` (presence pieces already seen in a chunk)."""
+        return re.compile(b"\0(?=(" + _trie([p for p in self._payload if p not in dropped]) + b"))")
 
     def _translated(self, pieces: dict[bytes, list[int]]) -> dict[bytes, set[int]]:
         out: dict[bytes, set[int]] = {}
@@ -179,17 +187,39 @@ class Prefilter:
         found: dict[int, set[int]] = {}
         present: set[int] = set()
         payload = self._payload
-        for match in self.regex.finditer(chunk.translate(self.table)):
-            hits, chunk_hits = payload[match.group(1)]
-            if chunk_hits:
-                present |= chunk_hits
-            if hits:
-                start = chunk.rfind(b"\n", 0, match.start()) + 1
-                if start in found:
-                    found[start] |= hits
-                else:
-                    found[start] = set(hits)
+        translated = chunk.translate(self.table)
+        # presence pieces seen in the head need not be matched again (in NCCL INFO logs they are on
+        # most lines): the rest of the chunk is scanned with a regex without them
+        seen: set[bytes] = set()
+        regex, pos = self.regex, 0
+        for end in (HEAD, len(translated) + 1):
+            for match in regex.finditer(translated, pos):
+                if match.start() >= end:
+                    break  # the next pass finds it again
+                piece = match.group(1)
+                hits, chunk_hits = payload[piece]
+                if chunk_hits:
+                    present |= chunk_hits
+                    seen.add(piece)
+                if hits:
+                    start = chunk.rfind(b"\n", 0, match.start()) + 1
+                    if start in found:
+                        found[start] |= hits
+                    else:
+                        found[start] = set(hits)
+            pos = end
+            regex = self._without(frozenset(seen & self._presence_only))
         return found, present
+
+    def _without(self, dropped: frozenset) -> re.Pattern:
+        if not dropped:
+            return self.regex
+        regex = self._reduced.get(dropped)
+        if regex is None:
+            if len(self._reduced) >= MAX_REDUCED:
+                self._reduced.clear()
+            regex = self._reduced[dropped] = self._compiled(dropped)
+        return regex
 
     def line_payloads(self, line: bytes) -> set[int]:
         """Payloads (of both kinds) whose anchors may occur in one line (the streaming path)."""
