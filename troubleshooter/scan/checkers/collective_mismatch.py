@@ -36,6 +36,7 @@ class CollectiveMismatchChecker(Checker):
                     candidates.append((site, f"{callee.name}()"))
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
+        yield from self._one_rank_breaks(m, names, runs)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -74,6 +75,33 @@ class CollectiveMismatchChecker(Checker):
                                                  "joining, the others block until the timeout",
                                       {"variable": site.method})
                             return
+
+    def _one_rank_breaks(self, m: ModuleIndex, names: set[str], runs: dict[str, str]):
+        """``if bad_epochs >= patience: break`` out of a training loop on a metric this rank computed alone (a local
+        evaluation function with no collective, on a sharded loader, never reduced or broadcast): the rank that
+        stops leaves the others in the next gradient all-reduce or barrier."""
+        if not m.calls_named(m.P.distributed_samplers):
+            return
+        for loop in m.loops:
+            func = loop.ctx.func
+            if func is None or func.name == "<class>" or loop.ctx.sides:
+                continue
+            if not any(m.P.matches("training_step_calls", f"{last(s.recv)}.{s.method}" if s.recv else s.method)
+                       for s in m.sites_in(loop.node)):
+                continue
+            for stmt in loop.node.body:
+                if not (isinstance(stmt, ast.If) and any(isinstance(b, ast.Break) for b in stmt.body)):
+                    continue
+                if m.classify(stmt.test) is not None or m.mentions_rank(stmt.test) or _mentions_flag(m, stmt.test):
+                    continue
+                source = _local_metric_source(m, func, stmt.test, names, runs)
+                if source:
+                    line = next(b.lineno for b in stmt.body if isinstance(b, ast.Break))
+                    yield Hit(line, f"the training loop stops on `{ast.unparse(stmt.test)}`, which depends on "
+                                    f"{source}() computed on this rank's shard alone and never reduced: a rank that "
+                                    "stops leaves the others blocked in the next all-reduce or barrier until the "
+                                    "timeout; all-reduce the metric (or broadcast the decision) first",
+                              {"variable": "break"})
 
     @staticmethod
     def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
@@ -156,6 +184,74 @@ def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str]) -> bool
         return (isinstance(left, ast.Call) and dotted(left.func) == "len" and len(left.args) == 1
                 and dotted(left.args[0]) in params and const(test.comparators[0]) in (0, 1))
     return False
+
+
+def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], runs: dict[str, str]) -> str | None:
+    """The local function whose result ``test`` depends on (through assignments in ``func``, and the tests that
+    guard them), when that dependency meets no collective or reduce/gather/broadcast/rank helper; else None."""
+    deps: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+
+    def record(targets, value: ast.AST, guards: tuple) -> None:
+        for target in targets:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
+                    target.elts) else [value] * len(target.elts)
+                for part_target, part_value in zip(target.elts, parts):
+                    record([part_target], part_value, guards)
+                continue
+            name = dotted(target)
+            if not name:
+                continue
+            for node in [value, *guards]:
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Call):
+                        calls.setdefault(name, set()).add(dotted(sub.func) or "")
+                    elif isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load):
+                        deps.setdefault(name, set()).add(dotted(sub) or "")
+
+    def visit(stmts, guards: tuple) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.Assign):
+                record(stmt.targets, stmt.value, guards)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+                record([stmt.target], stmt.value, guards)
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body, guards + (stmt.test,))
+                visit(stmt.orelse, guards + (stmt.test,))
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(stmt, block, []), guards)
+                for handler in getattr(stmt, "handlers", []):
+                    visit(handler.body, guards)
+
+    visit(func.node.body, ())
+    seen: set[str] = set()
+    todo = [dotted(n) for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n)]
+    source = None
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for called in calls.get(name, ()):
+            callee = last(called)
+            if called in names or any(w in callee.lower() for w in ("reduce", "gather", "broadcast", "sync", "rank")):
+                return None
+            if callee in m.functions and not called.startswith(("torch.", "np.", "math.")):
+                if callee in runs:
+                    return None
+                source = source or callee
+        todo += deps.get(name, ())
+    if source is None:
+        return None
+    for site in m.calls:  # the metric is reduced or broadcast somewhere in the function
+        if site.ctx.func is func and site.name in names and any(
+                dotted(n) in seen for a in site.node.args for n in ast.walk(a)):
+            return None
+    return source
 
 
 def _mentions_flag(m: ModuleIndex, node: ast.AST) -> bool:
