@@ -101,7 +101,7 @@ def test_truncated_gz_exit_2(tmp_path: Path) -> None:
 
 def test_log_without_newline_longer_than_a_line_is_analysed(tmp_path: Path, capsys) -> None:
     log = tmp_path / "long.log"
-    log.write_bytes(b"x" * (6 << 20) + b" RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    log.write_bytes(b"x" * (2 << 20) + b" RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert main(["logs", str(log), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["facts"]["log.lines"] == 1
@@ -131,3 +131,13 @@ def test_readme_and_help_document_exit_130() -> None:
     assert "`130` interrupted" in readme
     from troubleshooter.cli import build_parser
     assert "130 interrupted" in build_parser().epilog
+
+
+def test_error_messages_quoting_the_input_are_redacted_and_inert(tmp_path: Path, capsys) -> None:
+    doc = _valid()
+    doc["facts"] = "MY_DB_PASSWORD=hunter2hunter2 \x1b]0;title\x07"
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(doc))
+    assert main(["report", str(saved)]) == 2
+    err = capsys.readouterr().err
+    assert "facts:" in err and "hunter2hunter2" not in err and "\x1b" not in err

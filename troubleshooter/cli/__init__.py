@@ -177,6 +177,14 @@ def _dispatch(args: argparse.Namespace) -> int:
     return getattr(importlib.import_module(module), func)(args)
 
 
+def _error(text: str) -> None:
+    """An error message can quote the user's input: secrets masked, control characters shown."""
+    from troubleshooter.report.inert import visible
+    from troubleshooter.report.redact import redact_text
+
+    print(visible(redact_text(text)), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``troubleshoot``; returns the exit code."""
     parser = build_parser()
@@ -187,8 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except TroubleshooterError as exc:
-        print(f"{exc.title}:\n{exc.message}" if exc.exit_code == EXIT_USAGE and "\n" in exc.message
-              else f"troubleshoot: error: {exc.message}", file=sys.stderr)
+        _error(f"{exc.title}:\n{exc.message}" if exc.exit_code == EXIT_USAGE and "\n" in exc.message
+               else f"troubleshoot: error: {exc.message}")
         return exc.exit_code
     except KeyboardInterrupt:
         print("troubleshoot: interrupted", file=sys.stderr)
@@ -198,6 +206,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a bare traceback for the user
         import traceback
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        print(f"troubleshoot: internal error: {type(exc).__name__}: {exc}\n  at {where.filename}:{where.lineno}\n"
-              "  please report this with the command you ran", file=sys.stderr)
+        _error(f"troubleshoot: internal error: {type(exc).__name__}: {exc}\n  at {where.filename}:{where.lineno}\n"
+               "  please report this with the command you ran")
         return EXIT_INTERNAL

@@ -189,7 +189,8 @@ def load_dump(path: str | Path) -> dict[str, Any]:
         data = safe_loads(path.read_bytes())
     except OSError as exc:
         raise DumpError(f"{path}: cannot read: {exc.strerror}") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,
+            OverflowError, MemoryError, RecursionError) as exc:  # malformed opcodes, absurd declared lengths
         raise DumpError(f"{path}: not a flight recorder dump: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
         raise DumpError(f"{path}: expected a dict with an `entries` list (a flight recorder dump)")

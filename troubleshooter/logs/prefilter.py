@@ -192,6 +192,7 @@ class Prefilter:
         # most lines): the rest of the chunk is scanned with a regex without them
         seen: set[bytes] = set()
         regex, pos = self.regex, 0
+        start, looked = 0, 0  # the line start is searched only back to the previous match: linear on long lines
         for end in (HEAD, len(translated) + 1):
             for match in regex.finditer(translated, pos):
                 if match.start() >= end:
@@ -202,7 +203,8 @@ class Prefilter:
                     present |= chunk_hits
                     seen.add(piece)
                 if hits:
-                    start = chunk.rfind(b"\n", 0, match.start()) + 1
+                    start = max(start, chunk.rfind(b"\n", looked, match.start()) + 1)
+                    looked = match.start()
                     if start in found:
                         found[start] |= hits
                     else:
