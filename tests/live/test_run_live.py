@@ -61,6 +61,24 @@ def test_ctrl_c_reaches_the_job_and_still_yields_a_report(tmp_path, no_leftovers
     assert doc["run"]["exit_code"] == 130
 
 
+def test_sigterm_stops_the_job_and_still_yields_a_report(tmp_path, no_leftovers):
+    """timeout, Slurm and kill send SIGTERM: the job's group gets it, the report is written, exit code 130."""
+    report = tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "troubleshooter", "run", "--log-file", str(tmp_path / "job.log"), "-o", str(report),
+           "--format", "json", "--", sys.executable, str(JOBS / "wait_for_sigint.py")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout.readline() == b"waiting\n"
+        os.kill(proc.pid, signal.SIGTERM)  # troubleshoot alone, as `timeout` or `kill` do
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    doc = _report(report)
+    assert doc["run"]["interrupted"] is True and doc["run"]["exit_code"] == -signal.SIGTERM
+
+
 @pytest.mark.slow
 def test_crash_on_rank_1_is_reported_with_its_traceback(tmp_path, no_leftovers):
     log, report = tmp_path / "job.log", tmp_path / "report.json"

@@ -77,4 +77,4 @@ def command(args: argparse.Namespace) -> int:
                               launcher=outcome.attach_facts.get("live.launcher"))
     doc = session.report()
     emit(doc, args.format, args.output, default="md")
-    return exit_code(doc)
+    return 130 if outcome.interrupted else exit_code(doc)

@@ -3,8 +3,8 @@
 The job's stdout and stderr pass through to ours byte for byte and are copied to a log file;
 each complete line is fed to the log analyzer as it arrives. A stall is --stall seconds with no
 output and no CPU progress in the job's process tree; then the job's ranks are attached to
-(stacks, flight recorder) and the job is stopped. Ctrl-C is forwarded to the job's process
-group as SIGINT and still yields a report. The job runs in its own session; launchers such as
+(stacks, flight recorder) and the job is stopped. Ctrl-C (SIGINT) and SIGTERM (timeout, Slurm,
+kill) are forwarded to the job's process group and still yield a report. The job runs in its own session; launchers such as
 torchrun start each rank in a session of its own too, so the watcher remembers every descendant
 it has seen and stops the job as a whole (SIGINT to the group, then SIGTERM, then SIGKILL to the
 group and every remembered process): no process is left behind.
@@ -31,6 +31,7 @@ POLL_S = 0.5
 CPU_PROGRESS_S = 0.02      # CPU seconds per poll that count as progress (idle waits use far less)
 GRACE_S = (10.0, 5.0)      # after SIGINT, after SIGTERM
 READ_CHUNK = 65536
+FORWARDED = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; timeout, Slurm's scancel / time limit, kill
 
 
 @dataclass
@@ -200,22 +201,22 @@ class Watcher:
                     _Tee(proc.stderr, sys.stderr.buffer, log, log_lock, self._feed, self._touch)]
             for tee in tees:
                 tee.thread.start()
-            previous = signal.getsignal(signal.SIGINT)
 
-            def forward(_sig, _frame):
+            def forward(sig, _frame):
                 self.interrupted = True
-                _signal_group(pgid, signal.SIGINT)
+                _signal_group(pgid, sig)
 
             in_main = threading.current_thread() is threading.main_thread()
-            if in_main:
-                signal.signal(signal.SIGINT, forward)
+            previous = {sig: signal.signal(sig, forward) for sig in FORWARDED} if in_main else {}
             try:
                 self._watch(proc, outcome)
             finally:
-                if in_main:
-                    signal.signal(signal.SIGINT, previous)
-                stop_job(proc, self.seen, None if self.interrupted else signal.SIGTERM)
-                proc.wait()
+                try:  # still forwarding: a second Ctrl-C or SIGTERM while stopping must not kill us before the report
+                    stop_job(proc, self.seen, None if self.interrupted else signal.SIGTERM)
+                    proc.wait()
+                finally:
+                    for sig, handler in previous.items():
+                        signal.signal(sig, handler)
                 for tee in tees:
                     tee.thread.join(timeout=5.0)
             outcome.exit_code = proc.returncode
