@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +98,10 @@ def test_flags_and_predicates_derived_from_a_rank_are_guards():
               "print('d')\n")
     prints = {ast.literal_eval(s.node.args[0]): s.rank0 for s in m.calls if s.name == "print"}
     assert prints == {"a": True, "b": True, "c": True, "d": False}
+
+
+def test_fast_walk_yields_what_ast_walk_yields_in_the_same_order():
+    from troubleshooter.scan.guards import walk
+    for path in sorted(Path(__file__).parent.joinpath("corpus").glob("*.py"))[:10]:
+        tree = ast.parse(path.read_text())
+        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)], path

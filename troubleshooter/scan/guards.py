@@ -10,12 +10,28 @@ function/property whose every ``return`` is such a test (``def is_primary(args):
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections import deque
+from typing import Iterable, Iterator
 
 from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (same nodes, same breadth-first order) at about twice its speed: the scan's hottest loop."""
+    todo = deque([node])
+    pop, push, extend = todo.popleft, todo.append, todo.extend
+    while todo:
+        node = pop()
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                extend([c for c in child if isinstance(c, ast.AST)])
+            elif isinstance(child, ast.AST):
+                push(child)
+        yield node
 
 
 def dotted(node: ast.AST | None) -> str | None:
@@ -135,7 +151,7 @@ class RankLogic:
 
     def mentions_rank(self, node: ast.AST) -> bool:
         """True when any part of ``node`` is a rank expression."""
-        return any(self.is_rank_expr(n) for n in ast.walk(node)
+        return any(self.is_rank_expr(n) for n in walk(node)
                    if isinstance(n, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)))
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:

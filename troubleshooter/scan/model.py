@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
 from troubleshooter.scan.guards import (  # noqa: F401
-    NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods)
+    NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods, walk)
 from troubleshooter.scan.patterns import Patterns
 
 
@@ -153,7 +153,7 @@ class ModuleIndex:
         """Record imports and local definitions; return the assignments, functions and calls (for the guards)."""
         stars, assigns, defs, calls = [], [], [], []
         walked = self.project.nodes(tree) if self.project is not None else None
-        for node in walked if walked is not None else ast.walk(tree):
+        for node in walked if walked is not None else walk(tree):
             if isinstance(node, ast.Call):
                 calls.append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -229,7 +229,7 @@ class ModuleIndex:
             self._expr(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, ctx)
             target = dotted(stmt.target) if not isinstance(stmt, ast.While) else None
             it = stmt.test if isinstance(stmt, ast.While) else stmt.iter
-            names = frozenset(filter(None, (dotted(n) for n in ast.walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
+            names = frozenset(filter(None, (dotted(n) for n in walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
             self.loops.append(LoopInfo(stmt, ctx, target, names))
             inner = replace(ctx, loops=ctx.loops + (stmt,))
             self._block(stmt.body, inner)
@@ -307,12 +307,12 @@ class ModuleIndex:
                 continue
             bid = self._new_branch()
             for arm, (side, part) in enumerate(zip(sides, (node.body, node.orelse))):
-                for sub in ast.walk(part):
+                for sub in walk(part):
                     if isinstance(sub, ast.Call):
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
-        for node in ast.walk(root):
+        for node in walk(root):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = self.qual(func)
@@ -383,7 +383,7 @@ class ModuleIndex:
 
     def sites_in(self, node: ast.AST) -> Iterator[CallSite]:
         """Calls lexically inside ``node``."""
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Call):
                 site = self._call_by_node.get(id(sub))
                 if site is not None:
@@ -434,7 +434,7 @@ def _terminal(body: list[ast.stmt]) -> bool:
 
 
 def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
-    for sub in ast.walk(node):
+    for sub in walk(node):
         text = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
         if text and any(w in text.lower() for w in words):
             return True

@@ -15,7 +15,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods
+from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, walk
 from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
 
@@ -72,7 +72,7 @@ class Project:
             self._nodes[id(tree)] = nodes
         for stmt in tree.body:
             refs = main_refs if _is_main_block(stmt) else self.referenced
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 nodes.append(node)
                 if isinstance(node, ast.Call):
                     self._call(node, aliases)
