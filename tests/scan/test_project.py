@@ -282,3 +282,51 @@ if __name__ == "__main__":
     assert "collective-mismatch" in scan_paths([str(path)]).hits
     path.write_text(body.replace("if not local_metrics:", "if dist.get_world_size() == 1:"))
     assert "collective-mismatch" not in scan_paths([str(path)]).hits
+
+
+LOGGING_ENTRY = DDP_HEAD + """import logging
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+from tools import log_setup
+logger = logging.getLogger("train")
+def main(data):
+    dist.init_process_group("nccl")
+    log_setup.configure(logging.INFO)
+    model = DDP(nn.Linear(4, 2).cuda())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sampler = DistributedSampler(data)
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        for x in DataLoader(data, batch_size=8, sampler=sampler):
+            model(x).sum().backward()
+            opt.step()
+            logger.info("step done")
+if __name__ == "__main__":
+    main(None)
+"""
+
+
+def test_logging_set_up_per_rank_by_condition_in_another_module(tmp_path):
+    """dinov2 (``if distributed.is_main_process(): handler = StreamHandler(...)``) and mmf (``if rank == 0:
+    logger.setLevel(level)``) choose in their logging module which ranks write to the console."""
+    spellings = {
+        "main_process_handler": "import logging, sys\nfrom tools import distributed\n"
+                                "def configure(level):\n    logger = logging.getLogger()\n"
+                                "    if distributed.is_main_process():\n"
+                                "        handler = logging.StreamHandler(stream=sys.stdout)\n"
+                                "        logger.addHandler(handler)\n",
+        "rank_zero_level": "import logging\nimport torch.distributed as dist\n"
+                           "def configure(level):\n    distributed_rank = dist.get_rank()\n"
+                           "    if distributed_rank == 0:\n        logging.getLogger().setLevel(level)\n",
+    }
+    for name, module in spellings.items():
+        root = _write(tmp_path / name, {"train.py": LOGGING_ENTRY, "tools/__init__.py": "", "tools/log_setup.py": module,
+                                        "tools/distributed.py": "import torch.distributed as dist\n"
+                                        "def is_main_process():\n    return dist.get_rank() == 0\n"})
+        hits = scan_paths([str(root)]).hits
+        assert "logging-from-all-ranks" not in hits, (name, hits.get("logging-from-all-ranks"))
+    root = _write(tmp_path / "same_on_every_rank", {
+        "train.py": LOGGING_ENTRY, "tools/__init__.py": "",
+        "tools/log_setup.py": "import logging\ndef configure(level):\n    if level is not None:\n"
+                              "        logging.getLogger().setLevel(level)\n"})
+    assert scan_paths([str(root)]).hits["logging-from-all-ranks"]

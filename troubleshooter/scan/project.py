@@ -65,7 +65,7 @@ class Project:
         self._seen.add(key)
         aliases: dict[str, str] = {}
         imported: list[tuple[str, int]] = []
-        assigns, defs, calls = [], [], []
+        assigns, defs, calls, ifs = [], [], [], []
         main_refs = self._main_refs.setdefault(key, set())
         nodes: list[ast.AST] = [tree]
         if keep_nodes:
@@ -94,6 +94,8 @@ class Project:
                         self.one_visible_gpu = True
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     defs.append(node)
+                elif isinstance(node, ast.If):
+                    ifs.append(node)
                 elif isinstance(node, ast.ClassDef):
                     self.classes.add(node.name)
                     mark_methods(node)
@@ -119,6 +121,7 @@ class Project:
                     refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
         self.guards.learn(assigns, defs, calls)
+        self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
             return []
         found = _resolve(Path(path), imported)
@@ -160,6 +163,13 @@ class Project:
         framework = self._framework_of(qual)
         if framework:
             self.frameworks.add(framework)
+
+    def _sets_logging_up_by_rank(self, node: ast.If) -> bool:
+        """``if is_main_process(): handler = StreamHandler(...); handler.setLevel(...)``, ``if rank == 0:
+        logger.setLevel(level)``: which ranks' logs reach the console is decided by rank (dinov2, mmf)."""
+        return self.guards.classify(node.test) is not None and any(
+            isinstance(sub, ast.Call) and _called_name(sub) in self.P.log_output_setup
+            for stmt in [*node.body, *node.orelse] for sub in walk(stmt))
 
     def _framework_of(self, qual: str) -> str | None:
         """The framework a qualified name starts (``transformers.Trainer`` -> hf-trainer), if any."""
@@ -209,6 +219,11 @@ class Project:
 
 def _key(path: str, tree: ast.Module | None) -> str:
     return str(Path(path).resolve()) if path else f"<{id(tree)}>"
+
+
+def _called_name(call: ast.Call) -> str:
+    """The last part of what a call calls: ``setLevel`` in ``logging.getLogger().setLevel(...)``."""
+    return call.func.attr if isinstance(call.func, ast.Attribute) else last(dotted(call.func))
 
 
 def _is_main_block(stmt: ast.stmt) -> bool:
