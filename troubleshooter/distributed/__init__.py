@@ -2,9 +2,10 @@
 
 Each process supervises one rank child (``rank.py``), then hands its payload to rank 0 through
 a store the diagnosis hosts itself (``exchange.py``); rank 0 merges them into one report
-(``merge.py``). A rank that cannot reach rank 0 writes its own partial report next to the
-output path (``<output>.rank<N>.json``). Only rank 0 prints, unless TROUBLESHOOTER_VERBOSE_RANKS=1.
-See docs/DISTRIBUTED.md for the design and its reasons.
+(``merge.py``). A process whose launcher variables contradict each other (an error finding from
+the launcher probe alone) does not join: it reports that at once. A rank that cannot reach rank 0
+writes its own partial report next to the output path (``<output>.rank<N>.json``). Only rank 0
+prints, unless TROUBLESHOOTER_VERBOSE_RANKS=1. See docs/DISTRIBUTED.md for the design and its reasons.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def run_distributed(opts: RunOptions, rules: Any, registry: Any) -> dict | None:
     A rank that cannot deliver to rank 0 writes its own partial report beside ``opts.output`` and returns None.
     """
     from troubleshooter.distributed.exchange import Exchange, ExchangeError
-    from troubleshooter.distributed.identity import derive
+    from troubleshooter.distributed.identity import derive, launcher_result
     from troubleshooter.distributed.merge import JobSession, build_session
     from troubleshooter.distributed.rank import run_rank
     from troubleshooter.run.events import terminal_lines
@@ -60,6 +61,9 @@ def run_distributed(opts: RunOptions, rules: Any, registry: Any) -> dict | None:
 
     opts.validate()
     user_env = dict(os.environ)
+    refused = _refused_identity(rules, launcher_result(user_env, registry))
+    if refused is not None:
+        return refused
     ident = derive(user_env, registry)
     join_timeout = float(opts.timeout_s or JOIN_TIMEOUT_S)
     speaks = ident.rank == 0 or user_env.get(VERBOSE_VAR) == "1"
@@ -90,6 +94,21 @@ def run_distributed(opts: RunOptions, rules: Any, registry: Any) -> dict | None:
     payloads, claims = exchange.collect(ident.world_size, join_deadline=started + join_timeout + 5,
                                         result_deadline=started + join_timeout + bound, have={0: payload})
     build_session(session, payloads, claims, ident.world_size, ident.launcher)
+    return session.report()
+
+
+def _refused_identity(rules: Any, launch: Any) -> dict | None:
+    """The report to write instead of joining when the launcher's variables alone already yield an error finding
+    (the rules in ``rules/checks/`` over the launcher probe, e.g. RANK >= WORLD_SIZE): no rendezvous can form with
+    that identity, so waiting for the store would only end in a timeout. None when the identity is usable."""
+    from troubleshooter.distributed.merge import JobSession
+
+    session = JobSession(rules, "auto")
+    session.add_result(launch)
+    if not any(finding.severity == "error" for finding in session.findings()):
+        return None
+    session.extra["not_joined"] = "the launcher environment is inconsistent: this process did not join the diagnosis"
+    print("troubleshoot: the launcher environment is inconsistent; not joining the other ranks", file=sys.stderr)
     return session.report()
 
 

@@ -14,7 +14,7 @@ from typing import Mapping
 
 from troubleshooter.core.errors import UsageError
 from troubleshooter.core.launchers import launcher_table
-from troubleshooter.core.probe import ProbeContext, run_probe
+from troubleshooter.core.probe import ProbeContext, ProbeResult, run_probe
 from troubleshooter.core.registry import Registry
 
 DEFAULT_PORT = 29500
@@ -53,12 +53,17 @@ def first_host(nodelist: str) -> str | None:
     return prefix + ranges.split(",")[0].split("-")[0]
 
 
-def launcher_facts(env: Mapping[str, str], registry: Registry) -> dict:
+def launcher_result(env: Mapping[str, str], registry: Registry) -> ProbeResult:
     """The launcher probe's reading of ``env`` (it only reads the environment, so it runs in-process)."""
     if "launcher" not in registry.probes:
         raise UsageError("distributed mode needs the 'launcher' probe to read the rank variables; "
                          "it is missing from the probe directories")
-    return run_probe(registry.get("launcher")(), ProbeContext(env=env)).facts
+    return run_probe(registry.get("launcher")(), ProbeContext(env=env))
+
+
+def launcher_facts(env: Mapping[str, str], registry: Registry) -> dict:
+    """The launcher probe's facts for ``env``."""
+    return launcher_result(env, registry).facts
 
 
 def derive(env: Mapping[str, str], registry: Registry) -> Identity:
