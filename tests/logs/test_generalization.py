@@ -144,3 +144,13 @@ def test_a_chained_exception_yields_to_the_one_it_was_raised_from(rules):
 def test_without_a_chain_the_higher_priority_exception_wins(rules):
     facts = _facts(rules, _INNER + _OUTER)
     assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
+
+
+def test_caused_by_names_the_reason_but_may_be_caused_by_is_only_advice(rules):
+    facts = _facts(rules, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3, "
+                          "caused by: NCCL WARN Call to shm_open failed : Permission denied\n")
+    assert facts["log.root_cause"]["id"] == "shm-too-small"
+    assert not any(hit["id"] == "nccl-error" for hit in facts.get("log.suppressed", []))  # replaced, never recorded
+    facts = _facts(rules, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3. "
+                          "This may be caused by: NCCL WARN Call to shm_open failed\n")
+    assert any(hit["id"] == "nccl-error" for hit in facts.get("log.suppressed", []))  # recorded, then outranked
