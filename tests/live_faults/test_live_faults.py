@@ -34,6 +34,14 @@ def test_live_fault_is_diagnosed(fault, tmp_path):
     assert passed, f"{why}\ncommand: {outcome.command}\n{stderr[0].read_text()[-1500:] if stderr else ''}"
 
 
+def test_nccl_on_cpu_torch_rank_worker_does_not_crash(tmp_path):
+    """The rank worker must not call torch.cuda.set_device on a CPU-only torch (AttributeError: _cuda_setDevice)."""
+    outcome = BY_NAME["nccl-on-cpu-auto"].diagnose(tmp_path, False)
+    passed, why = verdict(BY_NAME["nccl-on-cpu-auto"], outcome)
+    assert passed, why
+    assert "_cuda_setDevice" not in json.dumps(outcome.report)
+
+
 def test_fault_ids_are_in_the_catalog():
     findings = Path(__file__).resolve().parents[2] / "rules" / "findings"
     for fault in FAULTS:

@@ -52,7 +52,7 @@ def join_world(backend_request: str, env: dict[str, str], timeout_s: float, emit
     rank, local_rank, world, local_world = identity(env)
     backend = choose_backend(backend_request, local_world)
     device = rank_device(backend, local_rank)
-    if device.startswith("cuda"):
+    if device.startswith("cuda") and torch.cuda.is_available():  # a CPU-only torch has no set_device to call
         torch.cuda.set_device(local_rank)
     emit("init-start", backend=backend)
     started = time.perf_counter()
