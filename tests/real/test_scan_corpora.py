@@ -149,7 +149,7 @@ def test_manifest_file_is_the_one_the_tools_read():
 
 # --- ratchets: figures may only improve (dev split; test is measured, never tuned on) ----------
 
-DEV_FLOORS = {"precision": 0.97, "recall": 0.87}
+DEV_FLOORS = {"precision": 0.97, "recall": 0.89}
 # Correct-file warnings judged right (see docs/SCANNER.md): Lightning's docs ask for fabric.print, and this
 # example prints per step with plain print() on every rank.
 ACCEPTED_REAL_WARNINGS = {"Lightning-AI/pytorch-lightning/examples/fabric/image_classifier/train_fabric.py"}

@@ -63,16 +63,42 @@ class LossNotOnDeviceChecker(Checker):
 
     @staticmethod
     def _cpu_tensor(m, node, site) -> bool:
-        made = m.value_call(node, site.line, site.ctx.func)
-        if made is None or made.name not in m.P.cpu_tensor_factories or made.kw("device") is not None:
-            return False
         text = dotted(node)
+        bound = m.binding(text, site.line, site.ctx.func) if text else None
+        if bound is not None and isinstance(bound.value, ast.IfExp):  # weights = make(...) if use_weights else None
+            arms = [a for a in (bound.value.body, bound.value.orelse)
+                    if not (isinstance(a, ast.Constant) and a.value is None)]
+            made_all = [m.site_of(a) if isinstance(a, ast.Call) else None for a in arms]
+        else:
+            made_all = [m.value_call(node, site.line, site.ctx.func)]
+        if not made_all or not all(made is not None and (
+                made.name in m.P.cpu_tensor_factories and made.kw("device") is None or _cpu_helper(m, made))
+                for made in made_all):
+            return False
         if text:
             if any(chain_moves(m, b.value) for b in m.bindings.get(text, ())):
                 return False
             if any(s.recv == text and is_device_move(m, s) for s in m.calls):
                 return False
         return True
+
+
+def _cpu_helper(m, made) -> bool:
+    """``weights = class_weights(labels)``: a local function that builds a tensor with torch calls and never names a
+    device (no ``device``, ``cuda``, ``.to``), given no argument that names one: its result stays on the CPU."""
+    infos = m.functions.get(made.method, []) if made.recv is None else []
+    if len(infos) != 1 or infos[0].cls is not None:
+        return False
+    body = ast.unparse(infos[0].node)
+    args = " ".join(ast.unparse(a) for a in [*made.node.args, *(k.value for k in made.node.keywords)])
+    if any(word in text for word in ("device", "cuda", ".to(") for text in (body, args)):
+        return False
+    for arg in made.node.args:  # an argument moved to the GPU before the call
+        name = dotted(arg)
+        if name and (any(chain_moves(m, b.value) for b in m.bindings.get(name, ()) if b.line <= made.line)
+                     or any(s.recv == name and s.line <= made.line and is_device_move(m, s) for s in m.calls)):
+            return False
+    return any(s.ctx.func is infos[0] and s.name.startswith("torch.") for s in m.calls)
 
 
 def _cpu_factory(m, value: ast.AST) -> bool:
