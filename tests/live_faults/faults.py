@@ -330,6 +330,12 @@ def omp_unset_probe(work: Path, full: bool) -> Outcome:
                  drop=("OMP_NUM_THREADS",))
 
 
+def omp_empty_probe(work: Path, full: bool) -> Outcome:
+    """As omp-unset-probe with ``OMP_NUM_THREADS=`` (empty: the OpenMP runtime ignores it, as if unset)."""
+    return probe(work, "system", {"RANK": "0", "WORLD_SIZE": "8", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "8",
+                                  "OMP_NUM_THREADS": ""})
+
+
 def omp_unset_mpirun(work: Path, full: bool) -> Outcome:
     """mpirun -np 4 on 2 cores, OMP_NUM_THREADS unset (mpirun, unlike torchrun, never sets it).
 
@@ -487,6 +493,8 @@ FAULTS: list[Fault] = [
           ("rank-env-inconsistent",), rank_ge_world_probe),
     Fault("omp-unset-probe", "8 local ranks on 2 cores with OMP_NUM_THREADS unset, `troubleshoot probe system`",
           ("cpu-oversubscribed",), omp_unset_probe),
+    Fault("omp-empty-probe", "8 local ranks on 2 cores with OMP_NUM_THREADS= (empty), `troubleshoot probe system`",
+          ("cpu-oversubscribed",), omp_empty_probe),
     Fault("omp-unset-mpirun", "mpirun -np 4 on 2 cores with OMP_NUM_THREADS unset", ("cpu-oversubscribed",),
           omp_unset_mpirun, slow=True),
     Fault("stuck-rank-stall", "rank 1 never joins the all_reduce (asleep); run --stall 4",

@@ -13,7 +13,7 @@ from .faults import FAULTS, missing_prerequisite, verdict
 
 BY_NAME = {fault.name: fault for fault in FAULTS}
 FAST = ["master-port-bound", "master-addr-unresolvable", "gloo-ifname-missing", "rank-ge-world-size", "rank-ge-world-size-probe",
-        "omp-unset-probe", "shm-small-probe", "netns-nothing-listens", "netns-route-prohibited", "netns-ifname-down"]
+        "omp-unset-probe", "omp-empty-probe", "shm-small-probe", "netns-nothing-listens", "netns-route-prohibited", "netns-ifname-down"]
 SLOW = ["stuck-rank-stall", "gloo-ifname-missing-job"]  # torchrun jobs under `troubleshoot run`
 
 
