@@ -330,3 +330,18 @@ def test_logging_set_up_per_rank_by_condition_in_another_module(tmp_path):
         "tools/log_setup.py": "import logging\ndef configure(level):\n    if level is not None:\n"
                               "        logging.getLogger().setLevel(level)\n"})
     assert scan_paths([str(root)]).hits["logging-from-all-ranks"]
+
+
+def test_a_scan_pauses_the_cyclic_collector_and_restores_it(tmp_path):
+    import gc
+
+    root = _write(tmp_path, {"train.py": LOGGING_ENTRY})
+    assert gc.isenabled()
+    assert scan_paths([str(root)]).facts["scan.files"] == 1
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        scan_paths([str(root)])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
