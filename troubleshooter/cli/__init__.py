@@ -36,6 +36,16 @@ def _job_args(g) -> None:
 DIR_OPTIONS = ("rules", "probes")
 
 
+def _world_args(g) -> None:
+    """Options of the world the probes run on and of the user's job: shared by --auto and probe NAME."""
+    g.add_argument("--nproc", type=int, default=2, metavar="N", help="ranks of the local world when no launcher is around (default 2)")
+    g.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto", help="process-group backend (default: nccl when every rank has a GPU, else gloo)")
+    g.add_argument("--model", metavar="MODULE:CALLABLE", help="zero-argument callable returning your nn.Module (imported, runs your code)")
+    g.add_argument("--data", metavar="MODULE:CALLABLE", help="zero-argument callable returning a Dataset or iterable of batches")
+    g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-probe timeout in seconds (default: each probe's own)")
+    _job_args(g)
+
+
 def _dirs_arg(p, flag: str, help: str | None = None) -> None:
     """``--rules DIR`` / ``--probes DIR`` of a sub-command, kept apart and added to those given before it.
 
@@ -55,16 +65,11 @@ def _merge_dirs(args: argparse.Namespace) -> argparse.Namespace:
 def _auto_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("automatic diagnosis (--auto)")
     g.add_argument("--auto", action="store_true", help="run every default check non-interactively and write a report")
-    g.add_argument("--nproc", type=int, default=2, metavar="N", help="ranks of the local world when no launcher is around (default 2)")
-    g.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto", help="process-group backend (default: nccl when every rank has a GPU, else gloo)")
+    _world_args(g)
     g.add_argument("--script", action="append", default=[], metavar="PATH", help="training script(s) to scan statically (never executed)")
     g.add_argument("--log", action="append", default=[], metavar="PATH", help="log file(s) of a failed run to analyse")
-    g.add_argument("--model", metavar="MODULE:CALLABLE", help="zero-argument callable returning your nn.Module (imported, runs your code)")
-    g.add_argument("--data", metavar="MODULE:CALLABLE", help="zero-argument callable returning a Dataset or iterable of batches")
-    _job_args(g)
     g.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes (repeatable)")
     g.add_argument("--skip", action="append", default=[], metavar="NAME", help="skip these probes (repeatable)")
-    g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-probe timeout in seconds (default: each probe's own)")
     g.add_argument("--rules", action="append", default=[], metavar="DIR", help="extra site-specific rules directory")
     g.add_argument("--probes", action="append", default=[], metavar="DIR", help="extra probe plugin directory")
     g.add_argument("--list-probes", action="store_true", help="list the available probes and exit")
@@ -99,12 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("probe", help="run one probe and show its facts and the findings they imply")
     p.add_argument("name")
-    p.add_argument("--nproc", type=int, default=2)
-    p.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto")
-    p.add_argument("--model")
-    p.add_argument("--data")
-    p.add_argument("--timeout", type=float, default=None)
-    _job_args(p)
+    _world_args(p)
     _dirs_arg(p, "--rules")
     _dirs_arg(p, "--probes")
     _output_args(p, ["text", "json"], "text")
