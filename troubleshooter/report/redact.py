@@ -28,10 +28,9 @@ ASSIGNMENT = re.compile(
 # NAME value: an environment-style (upper-case) secret name followed by its value after spaces
 SPACED = re.compile(rf"(?P<name>\b[A-Z0-9_]*(?:{_WORDS})[A-Z0-9_]*)(?P<sep>[ \t]+)(?P<value>{_VALUE})")
 # --password value / --api-key=value / -password value
-_FLAG_WORDS = (r"token|secret|password|passwd|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credentials?"
-               r"|auth[-_]?key")  # _WORDS in flag spelling (hyphens allowed): a superset of _WORDS
 FLAG = re.compile(
-    rf"(?P<name>(?<![\w-])--?[A-Za-z0-9_-]*(?:{_FLAG_WORDS})[A-Za-z0-9_-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]+)(?P<quote>\\?['\"]?)(?P<value>{_VALUE})",
+    r"(?P<name>(?<![\w-])--?[A-Za-z0-9_-]*(?:token|secret|password|passwd|passphrase|api[-_]?key|access[-_]?key"
+    rf"|private[-_]?key|credentials?|auth[-_]?key)[A-Za-z0-9_-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]+)(?P<quote>\\?['\"]?)(?P<value>{_VALUE})",
     re.IGNORECASE)
 # "password": "value" (JSON, Python dict reprs), with the quotes possibly escaped inside a JSON string
 QUOTED_KEY = re.compile(
@@ -72,7 +71,8 @@ def _mask_value(match: re.Match) -> str:
 
 # Every pattern above needs one of these fragments: text without any is returned as is (most report text).
 _MAYBE_SECRET = re.compile(
-    rf"{_FLAG_WORDS}|hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|xox|glpat-|eyJ|://|authoriz|bearer|wandb", re.IGNORECASE)
+    r"hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|xox|glpat-|eyJ|://|authoriz|bearer|wandb|token|secret|passw"
+    r"|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credential|auth[-_]?key", re.IGNORECASE)
 
 
 def redact_text(text: str) -> str:
