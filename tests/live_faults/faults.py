@@ -29,8 +29,6 @@ from pathlib import Path
 
 import psutil
 
-from tests.distributed.conftest import free_port  # P and P+1 free: the diagnosis store uses P+1
-
 JOBS = Path(__file__).resolve().parent / "jobs"
 LAUNCH_PREFIXES = ("OMPI_", "MV2_", "PMI_", "PMIX_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_", "TORCH_")
 LAUNCH_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR",
@@ -112,6 +110,20 @@ def clean_env(**extra: str) -> dict[str, str]:
     env.update({"PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"})
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
+
+
+def free_port() -> int:
+    """A port P such that P and P+1 (the diagnosis store) were free a moment ago."""
+    for _ in range(50):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("", 0))
+            port = a.getsockname()[1]
+            try:
+                b.bind(("", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port pair")
 
 
 def kill_tree(pid: int) -> None:
