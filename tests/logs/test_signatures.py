@@ -32,7 +32,7 @@ FIELD_NOTES_ROWS = [
     (14, "NCCL WARN Call to shm_open failed : Permission denied", "shm-too-small"),
     (15, "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "nccl-error"),
     (15, "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", "missing-set-device"),
-    (16, "RuntimeError: CUDA error: invalid device ordinal", "cuda-invalid-device"),
+    (16, "RuntimeError: CUDA error: invalid device ordinal", "local-rank-exceeds-devices"),
     (17, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5", "nccl-error"),
     (17, "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.", "nccl-error"),
     (18, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", None),

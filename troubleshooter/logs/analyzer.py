@@ -328,14 +328,27 @@ class LogAnalyzer:
         return kept, suppressed
 
     def _failures(self) -> list[dict[str, Any]]:
+        """The launchers' failure records, each with the failed rank's own exception where the log has it.
+
+        A record whose traceback is a placeholder ("To enable traceback see: ...") takes the rank's
+        last exception; the first observed failure of a log whose worker lines carry no rank prefix
+        (torch < 2.2, or an error raised before the process group existed) takes the log's first
+        exception that ended a traceback, with its innermost file:line.
+        """
         out = []
         for failure in self.blocks.failures:
             data = failure.to_dict()
             own = self.blocks.exceptions.get(failure.rank) if failure.rank is not None else None
             tb = data.get("traceback", "")
-            if own and (not tb or tb.startswith(("To enable traceback", "Signal ")) or "Traceback" in tb):
+            placeholder = not tb or tb.startswith(("To enable traceback", "Signal ", "<N/A>")) or "Traceback" in tb
+            first = self.blocks.first_exception or self.blocks.earliest_exception
+            if own is None and placeholder and failure.root and first and first.get("rank") is None:
+                own = first
+            if own and placeholder:
                 data["traceback"] = own["text"]
                 data["traceback_line"] = own["line"]
+                if own.get("where"):
+                    data["where"] = own["where"]
             out.append(data)
         return out
 
@@ -399,7 +412,7 @@ class LogAnalyzer:
         if first is None:
             return None
         root = {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
-                                                     "traceback") if k in first}}
+                                                     "traceback", "where") if k in first}}
         exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc and "traceback" not in root:
             root.update(traceback=exc["text"], where=exc.get("where"))
@@ -407,12 +420,14 @@ class LogAnalyzer:
 
     def _uncaught_exception(self) -> dict[str, Any] | None:
         """No hit and no launcher record, but an exception was raised (preferably one that ended a
-        traceback), or a traceback was cut before its exception line."""
+        traceback), or a traceback was cut before its exception line, or only the launcher's own
+        exception (ChildFailedError) is left of the failure."""
         exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc is None and self.blocks.dangling_frame is not None:
             frame = self.blocks.dangling_frame
             return {"id": None, "rank": frame["rank"], "path": frame["path"], "line": frame["line"],
                     "traceback": "a traceback whose exception line is missing from the log", "where": frame["where"]}
+        exc = exc or self.blocks.launcher_exception
         if exc is None:
             return None
         return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
@@ -425,10 +440,11 @@ def crash_hit(root: dict[str, Any]) -> dict[str, Any]:
     last = trace[-1].strip() if trace else ""
     how = f"exit code {root['exit_code']}" if root.get("exit_code") is not None else "a failure"
     detail = f"rank {root['rank']} died first ({how}{', signal ' + str(root['signal']) if root.get('signal') else ''})"
-    return {"detail": detail + (f": {last}" if last else ""), "path": root.get("path"), "line": root.get("line"),
+    where = f" at {root['where']}" if root.get("where") else ""
+    return {"detail": detail + (f": {last}" if last else "") + where, "path": root.get("path"), "line": root.get("line"),
             "rank": root["rank"], "source": "log", "root": True, "order": float("-inf"),
             "vars": {k: root[k] for k in ("rank", "exit_code", "signal", "host") if root.get(k) is not None}
-            | ({"exception": last} if last else {})}
+            | ({"exception": last} if last else {}) | ({"location": root["where"]} if where else {})}
 
 
 def unrecognized_hit(root: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,8 @@ _ONE_LINE_EXITS = (
                 r"exited on signal (?P<signum>\d+)"), "mpirun"),
     (re.compile(r"sigkill_handler\].*exits with return code = (?P<code>-?\d+)"), "deepspeed"),
 )
+# the launcher's own exceptions (raised in the agent after a worker failed): not a worker's first error
+_LAUNCHER_EXCEPTIONS = ("ChildFailedError", "SignalException")
 _SIGNAL_NAMES = {"Killed": 9, "Segmentation fault": 11, "Bus error": 7, "Aborted": 6, "Terminated": 15}
 MAX_RECORDS = 256
 
@@ -91,6 +93,7 @@ class BlockTracker:
     first_exception: dict[str, Any] | None = None   # the earliest exception that ended a traceback
     earliest_exception: dict[str, Any] | None = None  # the earliest exception line of any kind
     dangling_frame: dict[str, Any] | None = None  # the last traceback frame no exception line closed
+    launcher_exception: dict[str, Any] | None = None  # the first exception the launcher itself raised
     _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
     _section: str | None = None
     _current: Failure | None = None
@@ -136,11 +139,14 @@ class BlockTracker:
             if rank in self._frames:
                 record["where"] = self._frames.pop(rank)
                 self.dangling_frame = None
-                if self.first_exception is None:
-                    self.first_exception = dict(record, rank=key)
             self.exceptions[key] = record
-            if self.earliest_exception is None:
+            worker = not exc.group("type").endswith(_LAUNCHER_EXCEPTIONS)
+            if worker and "where" in record and self.first_exception is None:
+                self.first_exception = dict(record, rank=key)
+            if worker and self.earliest_exception is None:
                 self.earliest_exception = dict(record, rank=key)
+            elif not worker and self.launcher_exception is None:
+                self.launcher_exception = dict(record, rank=key)
             if self._current is not None and self._current.traceback and not self._current.traceback.startswith(body):
                 self._current.traceback = body[:500]
 
