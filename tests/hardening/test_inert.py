@@ -77,6 +77,62 @@ def test_markdown_report_raises_no_html_link_image_or_heading(tmp_path: Path) ->
     assert "# Heading\n&lt;img src=x onerror=alert(1)&gt;" in html  # the whole traceback stays in its code block
 
 
+def _viewer(md: str) -> str:
+    """A permissive CommonMark viewer: raw HTML on, and every link target accepted (javascript: included)."""
+    parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+    parser.validateLink = lambda url: True
+    return parser.render(md)
+
+
+def _assert_inert_html(html: str) -> None:
+    assert not re.search(r"<(img|b|script|a)\b", html), html
+    assert 'href="javascript:' not in html and 'src="javascript:' not in html
+
+
+def _hostile_finding() -> dict:
+    return {"id": "unrecognized-failure", "severity": "error", "category": "code",
+            "title": f"The run failed on rank 1: ValueError: {HOSTILE} <b>x</b> (no known diagnosis matched)",
+            "why": f"Seen while {HOSTILE} was loading.",
+            "fix": f"Start from the first error at {HOSTILE}:\n\n```text\nValueError: {HOSTILE}\n```\n\n"
+                   f"- then [read it](javascript:alert(2)) <script>x</script>\n- `<N/A>` stays code\n",
+            "evidence": [{"source": "log", "rank": 1, "detail": HOSTILE}]}
+
+
+def test_finding_title_why_and_fix_raise_no_html_or_link_in_markdown() -> None:
+    from tests.render.test_render import sample_doc
+
+    doc = sample_doc()
+    doc["findings"] = [_hostile_finding()]
+    md = render(doc, "md")
+    _assert_inert_html(_viewer(md))
+    assert f"```text\nValueError: {HOSTILE}\n```" in md  # inside a code block a value stays as written
+    assert "`<N/A>` stays code" in md  # the rule's own Markdown in an untouched block is kept
+    assert "onerror=alert(1)" in md  # escaped, not dropped
+
+
+def test_unrecognized_failure_of_a_hostile_log_is_inert_in_markdown_and_html(tmp_path: Path) -> None:
+    log = tmp_path / "u.log"
+    log.write_text("[rank1]: Traceback (most recent call last):\n"
+                   '[rank1]:   File "train.py", line 3, in <module>\n'
+                   f"[rank1]: ValueError: {HOSTILE} <b>bold</b>\n")
+    saved = tmp_path / "u.json"
+    assert main(["logs", str(log), "--format", "json", "-o", str(saved)]) == 1
+    doc = json.loads(saved.read_text())
+    assert any("<img" in f["title"] for f in doc["findings"])  # the user's exception text is in a title
+    _assert_inert_html(_viewer(render(doc, "md")))
+    page = render(doc, "html")
+    assert "<img" not in page and "<b>bold" not in page and 'href="javascript:' not in page
+
+
+def test_tui_diagnosis_markdown_is_inert() -> None:
+    from troubleshooter.tui.widgets.finding_view import diagnosis_markdown
+
+    finding = _hostile_finding()
+    finding["evidence"][0].update(path="a`b.py", line=3)
+    md = diagnosis_markdown({"findings": [finding], "walk": {"path": ["start", HOSTILE], "answers": {"q": HOSTILE}}})
+    _assert_inert_html(_viewer(md))
+
+
 def test_helpers() -> None:
     assert visible("a\x1b[2Jb\x07\tc\n") == "a␛[2Jb␇\tc\n"
     assert visible_keeping_colour("\x1b[31mred\x1b[0m \x1b]0;t\x07") == "\x1b[31mred\x1b[0m ␛]0;t␇"

@@ -161,3 +161,17 @@ async def test_analyse_a_script_adds_scan_findings(make_app, tmp_path):
         assert "scan" in app.investigation.static_facts
         saved = json.loads(app.state_file.read_text())
         assert saved["analysed"] == [str(script)]
+
+
+async def test_a_file_name_with_rich_markup_is_shown_as_text(make_app):
+    """Paths and messages are the user's text: `[/x]` must not crash the notification, `[link=…]` must not act."""
+    from troubleshooter.tui.messages import AnalysisFinished
+
+    app = make_app(offer_resume=False)
+    hostile = "No such file: '[/oops] [link=https://evil.example]click[/link] [bold]x'"
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisFinished([hostile], {}, hostile))
+        await pilot.pause()
+        await pilot.pause()  # the toast is drawn: malformed markup would raise here
+        shown = [n for n in app._notifications if n.message == hostile]
+        assert shown and not shown[0].markup

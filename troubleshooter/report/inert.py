@@ -5,7 +5,9 @@ In a terminal their control characters (C0, C1, DEL, bidi overrides; ESC sequenc
 retitle, clear or recolour, OSC-8 links, BEL) are shown as visible symbols instead of acting.
 In Markdown, text is escaped (:func:`md_text`) or put in a code span/block whose fence is
 longer than any backtick run inside (:func:`md_code`, :func:`md_block`), so it can raise no
-HTML, link, image, heading or fence-closing. HTML is escaped by Jinja's autoescape.
+HTML, link, image, heading or fence-closing. Rule Markdown with the user's values interpolated
+(a finding's why and fix) keeps its structure, but every block where a value raised HTML, a link
+or an image is escaped line by line (:func:`md_prose`). HTML is escaped by Jinja's autoescape.
 """
 
 from __future__ import annotations
@@ -64,6 +66,48 @@ def md_text(value: Any) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_LIST_NUMBER.sub(r"\1\\\2", _MD_ACTIVE.sub(r"\\\1", text))
     return text.replace(_ESCAPED_MASK, MASK)  # the redaction mask renders as it reads
+
+
+# what can only come from text, never from the rules' own Markdown (rules check finds none there)
+_ACTIVE_TOKENS = frozenset({"html_block", "html_inline", "link_open", "image"})
+_LINE_PREFIX = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)]|>)\s+)*")  # indentation, list markers, quote marks
+
+
+def md_prose(value: Any) -> str:
+    """Rule Markdown (why, fix) holding the user's values: blocks that raise HTML, links or images are escaped.
+
+    Code blocks and code spans stay as written; a paragraph, list item or HTML block in which a
+    value produced a raw tag, a link, an autolink or an image is escaped line by line with
+    :func:`md_text` (list and quote markers kept), until nothing active is left.
+    """
+    text = visible(str(value))
+    if "<" not in text and "[" not in text:  # every active construct needs one of them
+        return text
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"html": True})
+    parser.validateLink = lambda url: True  # a link this parser would refuse (javascript:) is still a link elsewhere
+    for _ in range(8):
+        lines = text.split("\n")
+        spans = {range(*t.map) for t in _active_blocks(parser.parse(text))}
+        if not spans:
+            return text
+        for line in sorted({i for span in spans for i in span}):
+            prefix = _LINE_PREFIX.match(lines[i := line])[0]
+            lines[i] = prefix + md_text(lines[i][len(prefix):])
+        text = "\n".join(lines)
+    return "\n".join(md_text(line) for line in text.split("\n"))
+
+
+def _active_blocks(tokens: list) -> list:
+    """The block tokens (with their line map) that hold HTML, a link or an image."""
+    out, block = [], None
+    for token in tokens:
+        if token.map is not None:
+            block = token
+        if token.type in _ACTIVE_TOKENS or any(child.type in _ACTIVE_TOKENS for child in token.children or ()):
+            out.append(token if token.map is not None else block)
+    return [t for t in out if t is not None]
 
 
 def _fence_for(text: str, minimum: int) -> str:

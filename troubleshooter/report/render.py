@@ -20,7 +20,7 @@ from markupsafe import Markup
 from troubleshooter.core.paths import templates_dir
 from troubleshooter.report.measurements import Measurements, measurements
 from troubleshooter.core.values import readable
-from troubleshooter.report.inert import inert, md_block, md_code, md_text
+from troubleshooter.report.inert import inert, md_block, md_code, md_prose, md_text
 from troubleshooter.report.redact import redact
 
 TABLE_TITLES = {"rank_table": "Per rank", "nodes": "Per node"}
@@ -163,7 +163,7 @@ def view_model(doc: Mapping[str, Any]) -> ReportPage:
         findings.append(FindingItem(
             id=f["id"], severity=f.get("severity", "info"), icon=ICONS.get(f.get("severity"), "•"),
             title=f.get("title", f["id"]), category=f.get("category", ""), why=f.get("why", ""), fix=f.get("fix", ""),
-            fix_html=_markdown(f.get("fix", "")), commands=tuple(f.get("commands") or ()),
+            fix_html=_markdown(md_prose(f.get("fix", ""))), commands=tuple(f.get("commands") or ()),
             references=tuple(f.get("references") or ()), evidence=evidence,
             location=f"{loc['path']}:{loc.get('line') or ''}".rstrip(":") if loc.get("path") else "",
             explained_by=tuple(f.get("explained_by") or ()), gate_unmet=f.get("gate_unmet"),
@@ -201,7 +201,7 @@ def environment(extra_dirs: Iterable[Path] = ()) -> Environment:
     env = Environment(loader=loader, autoescape=select_autoescape(enabled_extensions=("html", "html.jinja2"),
                                                                   default_for_string=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(cell=md_text, md=md_text, code=md_code, fence=md_block)
+    env.filters.update(cell=md_text, md=md_text, code=md_code, fence=md_block, prose=md_prose)
     return env
 
 

@@ -103,7 +103,7 @@ class TroubleshooterApp(App[int]):
         try:
             self.investigation = Investigation.from_dict(self.rules, saved)
         except (ValueError, KeyError, TypeError) as exc:
-            self.notify(f"Could not resume: {exc}", severity="error")
+            self.notify(f"Could not resume: {exc}", severity="error", markup=False)
             return
         self.refresh_views()
         if self.investigation.tree_id:
@@ -116,7 +116,8 @@ class TroubleshooterApp(App[int]):
         try:
             recovery.save(self.investigation.to_dict(), self.state_file)
         except OSError as exc:
-            self.notify(f"Could not save the session to {self.state_file}: {exc.strerror}", severity="warning")
+            self.notify(f"Could not save the session to {self.state_file}: {exc.strerror}", severity="warning",
+                        markup=False)
 
     def changed(self) -> None:
         """The investigation changed: save it and let every screen re-render."""
@@ -195,7 +196,7 @@ class TroubleshooterApp(App[int]):
         bad = [r for r in message.run.results if r.status not in ("ok", "skipped")]
         if bad:
             self.notify("; ".join(f"{r.probe}: {r.status} {r.message}"[:120] for r in bad[:3]), severity="warning",
-                        title="Some probes did not complete")
+                        title="Some probes did not complete", markup=False)
         self.changed()
 
     def export(self, path: str) -> str:
@@ -222,7 +223,7 @@ class TroubleshooterApp(App[int]):
     def on_analysis_finished(self, message: AnalysisFinished) -> None:
         """Record analysed facts."""
         if message.error:
-            self.notify(message.error, severity="error", title="Could not analyse")
+            self.notify(message.error, severity="error", title="Could not analyse", markup=False)
             return
         for source, facts in message.facts.items():
             self.investigation.add_static(source, facts, message.paths)

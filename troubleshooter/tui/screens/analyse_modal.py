@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -31,7 +32,7 @@ class AnalyseModal(ModalScreen[list[str] | None]):
         try:
             paths = shlex.split(event.value)
         except ValueError as exc:
-            self.query_one("#analyse-status", Static).update(f"Cannot read that: {exc}")
+            self.query_one("#analyse-status", Static).update(Text(f"Cannot read that: {exc}"))  # the user's text: no Rich markup
             return
         if not paths:
             self.query_one("#analyse-status", Static).update("Type at least one path.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -48,7 +49,7 @@ class DiagnosisScreen(Screen):
 
     def show_progress(self, text: str) -> None:
         """Live status of a verification probe."""
-        self.query_one("#summary", Static).update(f"⧗ {text}")
+        self.query_one("#summary", Static).update(Text(f"⧗ {text}"))  # probe progress carries user values: no Rich markup
 
     def render_doc(self) -> None:
         """Build the report document and show it."""

@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from troubleshooter.report.inert import md_block, md_code, md_prose, md_text
 from troubleshooter.report.render import ICONS
 
 
 def finding_markdown(finding: Mapping[str, Any], index: int) -> str:
-    """One finding of a report document as Markdown (the fix is already Markdown from the rules)."""
-    lines = [f"## {index}. {ICONS.get(finding['severity'], '•')} {finding['title']}",
-             f"`{finding['id']}` · {finding['severity']} · {finding.get('category', '')}", ""]
+    """One finding of a report document as Markdown (why and fix are Markdown from the rules; user text is escaped)."""
+    lines = [f"## {index}. {ICONS.get(finding['severity'], '•')} {md_text(finding['title'])}",
+             f"{md_code(finding['id'])} · {md_text(finding['severity'])} · {md_text(finding.get('category', ''))}", ""]
     if finding.get("explained_by"):
-        lines += [f"*Likely a consequence of: {', '.join(finding['explained_by'])}*", ""]
+        lines += [f"*Likely a consequence of: {', '.join(map(md_text, finding['explained_by']))}*", ""]
     if finding.get("why"):
-        lines += [f"**Why it matters.** {finding['why']}", ""]
+        lines += [f"**Why it matters.** {md_prose(finding['why'])}", ""]
     if finding.get("evidence"):
         lines.append("**Evidence**")
         for ev in finding["evidence"]:
-            rank = f"rank {ev['rank']}: " if ev.get("rank") is not None else ""
-            where = f"`{ev['path']}:{ev.get('line')}` " if ev.get("path") else ""
-            lines.append(f"- {rank}{where}{ev.get('detail', '')} *({ev.get('source', '')})*")
+            rank = f"rank {md_text(ev['rank'])}: " if ev.get("rank") is not None else ""
+            where = md_code(f"{ev['path']}:{ev.get('line')}") + " " if ev.get("path") else ""
+            lines.append(f"- {rank}{where}{md_text(ev.get('detail', ''))} *({md_text(ev.get('source', ''))})*")
         lines.append("")
     if finding.get("gate_unmet"):
-        lines += [f"> **Not yet.** {finding['gate_unmet']} Press **v** to run the measurement.", ""]
+        lines += [f"> **Not yet.** {md_text(finding['gate_unmet'])} Press **v** to run the measurement.", ""]
     else:
-        lines += ["**Fix**", "", finding.get("fix", ""), ""]
+        lines += ["**Fix**", "", md_prose(finding.get("fix", "")), ""]
     if finding.get("commands"):
-        lines += ["```sh", *finding["commands"], "```", ""]
+        lines += [md_block("\n".join(finding["commands"]), "sh"), ""]
     return "\n".join(lines)
 
 
@@ -44,6 +45,6 @@ def diagnosis_markdown(doc: Mapping[str, Any]) -> str:
         parts.append(finding_markdown(finding, i))
     walk = doc.get("walk") or {}
     if walk.get("path"):
-        parts.append("## Path walked\n\n" + " → ".join(walk["path"]) + "\n")
-        parts += [f"- {node}: **{answer}**" for node, answer in (walk.get("answers") or {}).items()]
+        parts.append("## Path walked\n\n" + " → ".join(map(md_text, walk["path"])) + "\n")
+        parts += [f"- {md_text(node)}: **{md_text(answer)}**" for node, answer in (walk.get("answers") or {}).items()]
     return "\n\n".join(parts)
