@@ -28,7 +28,7 @@ FIELD_NOTES_ROWS = [
     (11, "Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error", "wrong-network-interface"),
     (12, "RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84] ifa != nullptr. Unable to find address for: ^lo", "wrong-network-interface"),
     (13, "NCCL WARN Bootstrap : no socket interface found", "wrong-network-interface"),
-    (14, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1", "nccl-error"),
+    (14, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1", "shm-too-small"),
     (14, "NCCL WARN Call to shm_open failed : Permission denied", "shm-too-small"),
     (15, "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "nccl-error"),
     (15, "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", "missing-set-device"),
