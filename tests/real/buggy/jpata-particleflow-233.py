@@ -1,6 +1,6 @@
 # expect: collective-mismatch
 # source: https://github.com/jpata/particleflow/pull/233
-# reason: Multi-GPU training hung at a dist.barrier(): validation runs on rank 0 only but called the DDP model itself (model(...)) inside a helper, so rank 0 entered DDP's collectives alone; the merged fix validates through model.module.
+# reason: Multi-GPU training hung at a dist.barrier(): validation runs on rank 0 only but called the DDP model itself (model(...)) inside a helper, so rank 0 entered DDP's forward collectives (the buffer broadcast) alone; the merged fix validates through model.module.
 import os
 
 import torch
@@ -14,7 +14,7 @@ from torch.utils.data.distributed import DistributedSampler
 class MLPF(nn.Module):
     def __init__(self, input_dim=55, width=256, num_classes=9):
         super().__init__()
-        self.nn = nn.Sequential(nn.Linear(input_dim, width), nn.ELU(), nn.LayerNorm(width), nn.Linear(width, width),
+        self.nn = nn.Sequential(nn.Linear(input_dim, width), nn.ELU(), nn.BatchNorm1d(width), nn.Linear(width, width),
                                 nn.ELU())
         self.classifier = nn.Linear(width, num_classes)
         self.regressor = nn.Linear(width, 4)
@@ -43,7 +43,7 @@ def train_and_valid(rank, model, optimizer, loader, is_train=True):
 def run(rank, world_size, num_epochs=50):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world_size)
-    model = DistributedDataParallel(MLPF().to(rank), device_ids=[rank])
+    model = DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(MLPF()).to(rank), device_ids=[rank])
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     train_set = TensorDataset(torch.randn(20000, 55), torch.randint(0, 9, (20000,)), torch.randn(20000, 4))
     valid_set = TensorDataset(torch.randn(2000, 55), torch.randint(0, 9, (2000,)), torch.randn(2000, 4))

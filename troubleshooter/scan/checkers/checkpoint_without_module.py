@@ -20,7 +20,7 @@ class CheckpointWithoutModuleChecker(Checker):
             return  # the loading side strips the prefix
         for wrap in ddp_wraps(m):
             name = wrap.assigned_to
-            if not name or wrap.ctx.sides or self._restored_into_wrapper(m, name):
+            if not name or wrap.ctx.sides or self._restored_into_wrapper(m, wrap, name):
                 continue  # wrapped on some ranks only, or checkpoints go back into the wrapper
             for site in self._state_dicts_of(m, wrap, name):
                 if self._in_conditional_expr(m, site) or not self._saved(m, site):
@@ -61,13 +61,16 @@ class CheckpointWithoutModuleChecker(Checker):
                         yield from (s for s in m.methods("state_dict", params[position]) if s.ctx.func is callee)
 
     @staticmethod
-    def _restored_into_wrapper(m, wrapper: str) -> bool:
-        """The script loads its checkpoints back into the wrapper itself (``module.`` keys on both sides)."""
+    def _restored_into_wrapper(m, wrap, wrapper: str) -> bool:
+        """The script loads its checkpoints back into the wrapper itself (``module.`` keys on both sides); a load
+        into the same name while it still holds the bare model (before the wrap, or a fresh model in another
+        function) does not count: that is the load the prefixed keys break."""
         for site in m.calls:
-            if site.recv == wrapper and site.method == "load_state_dict":
-                return True
             values = [*site.node.args, *(k.value for k in site.node.keywords)]
-            if m.P.matches("checkpoint_restore_calls", site.method) and any(dotted(v) == wrapper for v in values):
+            if not ((site.recv == wrapper and site.method == "load_state_dict") or (
+                    m.P.matches("checkpoint_restore_calls", site.method) and any(dotted(v) == wrapper for v in values))):
+                continue
+            if not _holds_bare_model(m, wrap, wrapper, site):
                 return True
         return False
 
@@ -94,6 +97,18 @@ class CheckpointWithoutModuleChecker(Checker):
             if any(contains(root, site.node) for root in roots):
                 return True
         return False
+
+
+def _holds_bare_model(m, wrap, name: str, site) -> bool:
+    """At ``site``, ``name`` is known to hold a model that is not the DDP wrapper: in the wrap's own function
+    before the wrap, or bound in the site's function to something that is not a DDP wrap."""
+    if site.ctx.func is wrap.ctx.func:
+        return site.line < wrap.line
+    binding = m.binding(name, site.line, site.ctx.func)
+    if binding is None or binding.func is not site.ctx.func:
+        return False  # a parameter or an attribute: it may be the wrapper
+    made = m.site_of(binding.value) if isinstance(binding.value, ast.Call) else None
+    return made is not None and made.name not in m.P.ddp_wrappers
 
 
 CHECKER = CheckpointWithoutModuleChecker()

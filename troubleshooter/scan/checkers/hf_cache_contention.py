@@ -1,4 +1,4 @@
-"""hf-cache-contention: every rank downloads / locks the same Hugging Face cache at start-up."""
+"""hf-cache-contention: every rank downloads / locks the same Hugging Face cache (or dataset directory) at start-up."""
 
 from __future__ import annotations
 
@@ -7,15 +7,22 @@ from troubleshooter.scan.model import const, last, source
 
 
 class HfCacheContentionChecker(Checker):
-    """from_pretrained / load_dataset on every rank, with no rank-0-first guard or barrier before it."""
+    """from_pretrained / load_dataset (or a dataset fetcher: ``sklearn.datasets.fetch_*``) on every rank, with no
+    rank-0-first guard or barrier before it."""
 
     id = "hf-cache-contention"
 
     def check(self, m):
         P = m.P
         sites = m.calls_to(P.hf_cache_loaders)
-        if any(s.rank_conditional for s in sites):
+        downloads = [s for s in m.calls if P.matches("dataset_fetchers", s.name)]
+        if any(s.rank_conditional for s in sites + downloads):
             return  # rank 0 fetches first somewhere: the pattern is known to this script
+        for site in downloads:
+            if not any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs) and not self._barrier_before(m, site):
+                yield Hit(site.line, f"{site.method}(...) downloads the dataset on every rank at once: all ranks write "
+                                     "the same files in the same directory; let rank 0 fetch first, then barrier",
+                          {"variable": site.method, "model": "the dataset"})
         project_classes = m.project.classes if m.project is not None else set(m.classes)
         for site in sites:
             if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs):

@@ -17,7 +17,7 @@ class MissingSetEpochChecker(Checker):
     def check(self, m):
         if m.methods("set_epoch"):
             return
-        for site in m.calls_named(m.P.distributed_samplers):
+        for site in _sampler_sites(m):
             if const(site.kw("shuffle"), default=True) is False:
                 continue
             names = self._names_of(m, site)
@@ -26,7 +26,7 @@ class MissingSetEpochChecker(Checker):
                 continue
             loader_name = loader_label(loader)
             sampler = next(iter(names), None) or f"{loader_name}.sampler"
-            epoch_var = self._epoch_loop(m, loader_name)
+            epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m)
             if epoch_var is None:
                 continue
             yield Hit(site.line, f"{sampler} is a shuffling DistributedSampler but {sampler}.set_epoch({epoch_var}) "
@@ -39,8 +39,12 @@ class MissingSetEpochChecker(Checker):
         ddp else None``."""
         if site.assigned_to:
             return [site.assigned_to]
-        return [b.target for bindings in m.bindings.values() for b in bindings
-                if isinstance(b.value, (ast.IfExp, ast.BoolOp)) and contains(b.value, site.node)]
+        items = [node.targets[0] for node in ast.walk(site.ctx.func.node if site.ctx.func else m.tree)
+                 if isinstance(node, ast.Assign) and node.value is site.node and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Subscript)]
+        return [ast.unparse(t) for t in items] + [b.target for bindings in m.bindings.values() for b in bindings
+                                                   if isinstance(b.value, (ast.IfExp, ast.BoolOp))
+                                                   and contains(b.value, site.node)]
 
     @staticmethod
     def _feeds(m, site, names: list[str], given: ast.AST | None) -> bool:
@@ -49,6 +53,8 @@ class MissingSetEpochChecker(Checker):
             return False
         if given is site.node or (dotted(given) and dotted(given) in names):
             return True
+        if isinstance(given, ast.Subscript) and ast.unparse(given) in names:
+            return True  # sampler["train"] = DistributedSampler(...) ... DataLoader(..., sampler=sampler["train"])
         made = m.site_of(given) if isinstance(given, ast.Call) else None
         callee = local_callee(m, made) if made is not None else None
         return callee is not None and any(isinstance(n, ast.Return) and n.value is not None and contains(n.value, site.node)
@@ -68,6 +74,30 @@ class MissingSetEpochChecker(Checker):
                 outer = loop.ctx.loops[-1]
                 return dotted(getattr(outer, "target", None)) or "epoch"
         return None
+
+    @staticmethod
+    def _repeated_training(m) -> str | None:
+        """"epoch" when a training loop runs more than once: nested in another loop, or in a function called from
+        a loop (``while not done: self._train_epoch()``); the loader it reads is then iterated again each time."""
+        for loop in m.loops:
+            if not m.is_training_loop(loop.node):
+                continue
+            if loop.ctx.loops:
+                return dotted(getattr(loop.ctx.loops[-1], "target", None)) or "epoch"
+            func = loop.ctx.func
+            if func is not None and any(c.ctx.loops and local_callee(m, c) is func for c in m.calls):
+                return "epoch"
+        return None
+
+
+def _sampler_sites(m):
+    """DistributedSampler calls, also through a local alias of the class
+    (``sampler_cls = RandomSampler if args.local_rank == -1 else DistributedSampler`` ... ``sampler_cls(data)``)."""
+    samplers = m.P.distributed_samplers
+    aliases = {target for target, bindings in m.bindings.items() for b in bindings
+               if isinstance(b.value, (ast.Name, ast.Attribute, ast.IfExp, ast.BoolOp)) and any(
+                   isinstance(n, (ast.Name, ast.Attribute)) and m.qual(n) in samplers for n in ast.walk(b.value))}
+    return [site for site in m.calls if site.name in samplers or (site.name in aliases and site.recv is None)]
 
 
 CHECKER = MissingSetEpochChecker()
