@@ -16,7 +16,10 @@ from typing import Any
 
 MASK = "***REDACTED***"
 
+# The one list of secret words: every name pattern below and the fast-path prefilter are built from it.
 _WORDS = r"TOKEN(?!S)|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY"
+# the same words as command-line flags spell them: hyphen or underscore, and `--tokens-...` counts too
+_FLAG_WORDS = _WORDS.replace("(?!S)", "").replace("_?", "[-_]?")
 SECRET_NAME = re.compile(
     rf"({_WORDS}|AUTH|(^|_)KEY$|^AWS_|WANDB_API_KEY)", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -29,9 +32,8 @@ ASSIGNMENT = re.compile(
 SPACED = re.compile(rf"(?P<name>\b[A-Z0-9_]*(?:{_WORDS})[A-Z0-9_]*)(?P<sep>[ \t]+)(?P<value>{_VALUE})")
 # --password value / --api-key=value / -password value
 FLAG = re.compile(
-    r"(?P<name>(?<![\w-])--?[A-Za-z0-9_-]*(?:token|secret|password|passwd|passphrase|api[-_]?key|access[-_]?key"
-    rf"|private[-_]?key|credentials?|auth[-_]?key)[A-Za-z0-9_-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]+)(?P<quote>\\?['\"]?)(?P<value>{_VALUE})",
-    re.IGNORECASE)
+    rf"(?P<name>(?<![\w-])--?[A-Za-z0-9_-]*(?:{_FLAG_WORDS})[A-Za-z0-9_-]*)(?P<sep>[ \t]*=[ \t]*|[ \t]+)"
+    rf"(?P<quote>\\?['\"]?)(?P<value>{_VALUE})", re.IGNORECASE)
 # "password": "value" (JSON, Python dict reprs), with the quotes possibly escaped inside a JSON string
 QUOTED_KEY = re.compile(
     rf"(?P<name>\\?(?P<q>['\"])[A-Za-z0-9_.-]*(?:{_WORDS})[A-Za-z0-9_.-]*\\?(?P=q))(?P<sep>\s*:\s*)"
@@ -70,9 +72,9 @@ def _mask_value(match: re.Match) -> str:
 
 
 # Every pattern above needs one of these fragments: text without any is returned as is (most report text).
+# The name patterns need a secret word (any spelling of _WORDS is one of _FLAG_WORDS); the others their own prefix.
 _MAYBE_SECRET = re.compile(
-    r"hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|xox|glpat-|eyJ|://|authoriz|bearer|wandb|token|secret|passw"
-    r"|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|credential|auth[-_]?key", re.IGNORECASE)
+    rf"hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|xox|glpat-|eyJ|://|authoriz|bearer|wandb|{_FLAG_WORDS}", re.IGNORECASE)
 
 
 def redact_text(text: str) -> str:
