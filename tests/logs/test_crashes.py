@@ -62,3 +62,25 @@ Traceback (most recent call last):
 RuntimeError: CUDA error: invalid device ordinal
 """)
     assert facts["log.root_cause"]["id"] == "cuda-invalid-device"
+
+
+def test_killed_after_a_cut_progress_bar_is_host_memory(rules):
+    facts = _facts(rules, "Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]Killed\n")
+    assert facts["log.root_cause"]["id"] == "out-of-memory"
+
+
+def test_a_kill_after_the_time_limit_is_not_also_host_memory(rules):
+    facts = _facts(rules, """
+slurmstepd: error: *** STEP 12.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
+Killed
+""")
+    assert facts["log.root_cause"]["id"] == "scheduler-time-limit"
+    assert "log.out-of-memory" not in facts
+
+
+def test_an_attribute_read_on_the_wrapper_names_the_attribute(rules):
+    facts = _facts(rules, "[rank1]: AttributeError: 'DistributedDataParallel' object has no attribute 'generate'\n")
+    assert facts["log.root_cause"]["id"] == "ddp-wrapper-attribute"
+    assert facts["log.ddp-wrapper-attribute"][0]["vars"]["attribute"] == "generate"
+    internal = _facts(rules, "AttributeError: 'DistributedDataParallel' object has no attribute '_sync_params'\n")
+    assert "log.ddp-wrapper-attribute" not in internal

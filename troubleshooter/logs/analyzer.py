@@ -91,6 +91,8 @@ class LogAnalyzer:
             for index in payload:
                 self._literals[index] = self._literals.get(index, ()) + (literal.encode("utf-8"),)
         self.blocks = BlockTracker()
+        # finding signatures that another's refine names: remembered like context signatures too
+        self._refining = {ref.after for sig in self.signatures for ref in sig.refine}
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
@@ -226,14 +228,12 @@ class LogAnalyzer:
             elif sig.wrapper:
                 inner_from = max(inner_from, match.end())
             elif sig.context:
-                ctx = self._contexts.setdefault(sig.id, _Context())
-                ctx.last_line[path] = line_no
-                if len(ctx.ranks) < 1024:
-                    ctx.ranks.add(rank)
-                ctx.vars.update(values)
+                self._remember(sig, path, line_no, rank, values)
             elif sig.fact:
                 self._collect(sig, values.get("value"))
             else:
+                if sig.id in self._refining:
+                    self._remember(sig, path, line_no, rank, values)
                 matched.append((sig, match, values, rank))
         if inner_from >= 0 and any(m.start() >= inner_from for _, m, _, _ in matched):
             matched = [item for item in matched if item[1].start() >= inner_from]  # the reason beats its wrapper
@@ -244,6 +244,14 @@ class LogAnalyzer:
                 findings_on_line.add(sig.finding)
                 produced.append(self._record(sig, rank, values, body, path, line_no, order))
         return [p for p in produced if p]
+
+    def _remember(self, sig: Signature, path: str, line_no: int, rank: int | None, values: dict[str, Any]) -> None:
+        """Note where ``sig`` matched, for the refinements that name it."""
+        ctx = self._contexts.setdefault(sig.id, _Context())
+        ctx.last_line[path] = line_no
+        if len(ctx.ranks) < 1024:
+            ctx.ranks.add(rank)
+        ctx.vars.update(values)
 
     def _wants(self, sig: Signature) -> bool:
         """Whether a fact signature can still change its fact (a ``first`` fact is set once, a list is capped)."""
