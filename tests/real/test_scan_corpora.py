@@ -150,9 +150,24 @@ def test_manifest_file_is_the_one_the_tools_read():
 # --- ratchets: figures may only improve (dev split; test is measured, never tuned on) ----------
 
 DEV_FLOORS = {"precision": 0.97, "recall": 0.89}
-# Correct-file warnings judged right (see docs/SCANNER.md): Lightning's docs ask for fabric.print, and this
-# example prints per step with plain print() on every rank.
-ACCEPTED_REAL_WARNINGS = {"Lightning-AI/pytorch-lightning/examples/fabric/image_classifier/train_fabric.py"}
+# Correct-file warnings judged right (see docs/SCANNER.md), one by one (a new warning in the same file still fails):
+ACCEPTED_REAL_WARNINGS = {
+    # Lightning's docs ask for fabric.print; this example prints per step with plain print() on every rank.
+    "Lightning-AI/pytorch-lightning/examples/fabric/image_classifier/train_fabric.py":
+        {"logging-from-all-ranks examples/fabric/image_classifier/train_fabric.py:121"},
+    # yolov7 accumulates max(round(64 / batch), 1) steps without no_sync (yolov5 maintainers accepted no_sync for
+    # the same code, ultralytics/yolov5#790), and saves init.pt on every rank where every other save in the file
+    # is guarded by `if rank in [-1, 0]`.
+    "WongKinYiu/yolov7/train.py": {"grad-accum-without-no-sync train.py:372", "logging-from-all-ranks train.py:306"},
+    "WongKinYiu/yolov7/train_aux.py": {"grad-accum-without-no-sync train_aux.py:369",
+                                       "logging-from-all-ranks train_aux.py:306"},
+    # NCCL without set_device or a per-rank CUDA_VISIBLE_DEVICES; the same authors' later guided-diffusion
+    # dist_util adds CUDA_VISIBLE_DEVICES = rank % GPUS_PER_NODE (also in this manifest).
+    "openai/improved-diffusion/scripts/image_train.py": {"missing-set-device improved_diffusion/dist_util.py:41"},
+    # num_workers=cpu_count() in a loader Accelerate runs on every rank: N ranks x all cores worker processes.
+    "lucidrains/denoising-diffusion-pytorch/denoising_diffusion_pytorch/denoising_diffusion_pytorch.py":
+        {"cpu-oversubscribed denoising_diffusion_pytorch/denoising_diffusion_pytorch.py:955"},
+}
 
 
 def test_dev_buggy_scripts_meet_the_floors():
@@ -178,7 +193,11 @@ def test_real_correct_files_dev_have_no_warnings_and_are_distributed():
     outcomes = [scan_real(e, cache) for e in manifest_entries("dev")]
     if any(o.missing for o in outcomes):
         pytest.skip("real-script cache incomplete: run python bench/fill_real_cache.py")
-    warned = {f"{o.entry['repo']}/{o.entry['path']}": o.warnings for o in outcomes
-              if o.warnings and f"{o.entry['repo']}/{o.entry['path']}" not in ACCEPTED_REAL_WARNINGS}
+    warned = {}
+    for o in outcomes:
+        name = f"{o.entry['repo']}/{o.entry['path']}"
+        unexpected = set(o.warnings) - ACCEPTED_REAL_WARNINGS.get(name, set())
+        if unexpected:
+            warned[name] = sorted(unexpected)
     assert warned == {}
     assert [o.entry["path"] for o in outcomes if not o.distributed] == []

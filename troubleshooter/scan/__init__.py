@@ -155,7 +155,8 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     result.facts.update({
         "scan.files": files,
         "scan.syntax_errors": syntax_errors,
-        "scan.uses_distributed": scanner.uses_distributed,
+        # a file too plain for any checker is still part of a run distributed by the project's set-up or framework
+        "scan.uses_distributed": scanner.uses_distributed or bool(project.raw_distributed or project.frameworks),
     })
     if scanner.max_workers is not None:
         result.facts["scan.dataloader_workers"] = scanner.max_workers

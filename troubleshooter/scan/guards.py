@@ -64,10 +64,12 @@ def const(node: ast.AST | None, default=None):
 class RankLogic:
     """Classifies conditions by the ranks they are true on; learns derived names from assignments."""
 
-    def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = ()):
+    def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = (),
+                 rank0_decorators: Iterable[str] = ()):
         self.P = patterns
         self.rank_vars: set[str] = set(rank_vars)
         self.main_vars: set[str] = set(main_vars)
+        self.rank0_decorators: set[str] = set(rank0_decorators)  # decorators that call the function on rank 0 only
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
@@ -102,6 +104,33 @@ class RankLogic:
                 self._learn_call(call, params, spawners)
             if len(self.rank_vars) + len(self.main_vars) == before:
                 break
+        self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
+
+    def _is_rank0_decorator(self, func: ast.AST) -> bool:
+        """``def main_process(func): def wrapper(*a, **kw): if is_main_process(): return func(*a, **kw)``:
+        the decorated function runs on rank 0 only (LAVIS ``main_process``, mmcv ``master_only``)."""
+        params = [a.arg for a in func.args.args]
+        if len(params) != 1 or not any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in func.body):
+            return False
+        for inner in func.body:
+            if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls_it = False  # the wrapped function called outside any rank test: not a rank-0 decorator
+            for stmt in inner.body:
+                called = any(isinstance(n, ast.Call) and dotted(n.func) == params[0] for n in walk(stmt))
+                sides = self.classify(stmt.test) if isinstance(stmt, ast.If) else None
+                if not sides:
+                    calls_it |= called
+                elif sides[0] == RANK0 and any(isinstance(n, ast.Call) and dotted(n.func) == params[0]
+                                               for part in stmt.body for n in walk(part)):
+                    return not calls_it
+        return False
+
+    def is_rank0_decorator(self, node: ast.AST) -> bool:
+        """A decorator (``@rank_zero_only``, ``@main_process``, ``@master_only``) that runs the function on rank 0 only."""
+        name = last(dotted(node.func if isinstance(node, ast.Call) else node))
+        return bool(name) and (name in self.P.rank_zero_decorators or name in self.rank0_decorators
+                               or self.is_main_flag(ast.Name(name, ast.Load())))
 
     def _learn_call(self, call: ast.Call, params: dict[str, list[list[str]]], spawners: set[str]) -> None:
         name = last(dotted(call.func))

@@ -36,6 +36,8 @@ class FuncInfo:
     node: ast.AST
     cls: str | None
     rank0: bool = False  # every call site runs on rank 0 only (or a rank-zero decorator)
+    module_level: bool = False  # defined at the module's top level (reached by its bare name or by import)
+    rank0_first: bool = False  # every call site runs under a rank-zero-first context (rank 0, then the others)
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ class ModuleIndex:
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
         assigns, defs, calls = self._collect_imports(tree)
-        self.guards = RankLogic(patterns, *(project.rank_names() if project else ((), ())))
+        self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is None or project.nodes(tree) is None:  # else the project learnt this module already
             self.guards.learn(assigns, defs, calls)
         self._mark_ifexp_arms()
@@ -206,14 +208,13 @@ class ModuleIndex:
         """Index one statement; return the context for the statements after it (early returns)."""
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             cls = ctx.func.cls if ctx.func and ctx.func.name == "<class>" else None
-            info = FuncInfo(stmt.name, stmt, cls)
+            info = FuncInfo(stmt.name, stmt, cls, module_level=ctx.func is None)
             self.functions.setdefault(stmt.name, []).append(info)
             for expr in [*stmt.decorator_list, *stmt.args.defaults, *stmt.args.kw_defaults]:
                 if expr is not None:
                     self._expr(expr, ctx)
             sides = ()
-            if any(last(dotted(d.func if isinstance(d, ast.Call) else d)) in self.P.rank_zero_decorators
-                   for d in stmt.decorator_list):
+            if any(self.guards.is_rank0_decorator(d) for d in stmt.decorator_list):
                 sides = ((self._new_branch(), RANK0, 0),)
             self._block(stmt.body, Ctx(func=info, sides=sides))
             return ctx
@@ -393,6 +394,11 @@ class ModuleIndex:
         """True when any part of ``node`` is a rank expression."""
         return self.guards.mentions_rank(node)
 
+    def rank0_first(self, site: CallSite) -> bool:
+        """The call runs on rank 0 first and on the other ranks only after it (``with torch_distributed_zero_first(
+        rank):``, ``accelerator.main_process_first()``, directly or through every caller): not concurrently."""
+        return _under_rank0_first(site, self.P) or bool(site.func and site.func.rank0_first)
+
     def is_training_loop(self, loop: ast.AST) -> bool:
         """True when the loop itself (not a loop nested in it) steps an optimizer or runs a backward pass, directly
         or through a local function: a line printed there is printed every step (not any ``for``)."""
@@ -414,7 +420,8 @@ class ModuleIndex:
             project = self.project
             self._dead = [] if project is None else [
                 (f.node.lineno, f.node.end_lineno or f.node.lineno) for infos in self.functions.values()
-                for f in infos if f.name != "<class>" and not project.is_called(f.name)]
+                for f in infos if f.name != "<class>"
+                and not project.is_called(f.name, self.path if f.module_level else None)]
             if project is not None and project.is_helper(self.path):  # a helper's own ``__main__`` block
                 self._dead += [(s.lineno, s.end_lineno or s.lineno) for s in self.tree.body
                                if isinstance(s, ast.If) and dotted(getattr(s.test, "left", None)) == "__name__"]
@@ -459,9 +466,17 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
             if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
                                         or site.method[:1].isupper()):
                 sites.setdefault(site.method, []).append(site)
+    P = indexes[0].P if indexes else None
     for _ in range(3):
         for name, infos in defs.items():
             callers = sites.get(name)
             if callers and all(s.rank0 for s in callers):
                 for info in infos:
                     info.rank0 = True
+            if callers and all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
+                for info in infos:
+                    info.rank0_first = True
+
+
+def _under_rank0_first(site: CallSite, P: Patterns) -> bool:
+    return any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs)

@@ -37,6 +37,12 @@ class Project:
         self.raw_distributed = False  # some module starts torch.distributed / wraps in DDP itself
         self.frameworks: set[str] = set()  # frameworks some module uses to run distributed
         self.referenced: set[str] = set()  # names some module calls or reads (outside helper main blocks)
+        self._own_names: dict[str, set[str]] = {}  # module -> bare names (and strings) it reads outside its main block
+        self._attr_refs: set[str] = set()  # ``module.name`` read outside a main block (``utils.save(...)``), strings
+        self._main_attrs: dict[str, set[str]] = {}  # module -> ``module.name`` read in its main block
+        self._imported: set[str] = set()  # names some module imports by name (``from utils import save``)
+        self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
+        self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
@@ -67,11 +73,16 @@ class Project:
         imported: list[tuple[str, int]] = []
         assigns, defs, calls, ifs = [], [], [], []
         main_refs = self._main_refs.setdefault(key, set())
+        own_names = self._own_names.setdefault(key, set())
+        main_attrs = self._main_attrs.setdefault(key, set())
+        attr_heads: list[tuple[str, str, bool]] = []  # (head name, attribute, in the main block)
         nodes: list[ast.AST] = [tree]
         if keep_nodes:
             self._nodes[id(tree)] = nodes
         for stmt in tree.body:
-            refs = main_refs if _is_main_block(stmt) else self.referenced
+            in_main = _is_main_block(stmt)
+            refs = main_refs if in_main else self.referenced
+            names = main_refs if in_main else own_names
             for node in walk(stmt):
                 nodes.append(node)
                 if isinstance(node, ast.Call):
@@ -80,9 +91,15 @@ class Project:
                 elif isinstance(node, ast.Name):
                     if isinstance(node.ctx, ast.Load):
                         refs.add(node.id)
+                        names.add(node.id)
                 elif isinstance(node, ast.Attribute):
                     if isinstance(node.ctx, ast.Load):
                         refs.add(node.attr)
+                        head = node.value
+                        while isinstance(head, ast.Attribute):
+                            head = head.value
+                        if isinstance(head, ast.Name):
+                            attr_heads.append((head.id, node.attr, in_main))
                     elif node.attr == "print" and dotted(node.value) in ("builtins", "__builtin__", "__builtins__"):
                         self.print_silenced = True  # builtins.print = a rank-aware print
                     elif node.attr == "stdout" and dotted(node.value) == "sys":
@@ -103,8 +120,10 @@ class Project:
                         text = dotted(base) or ""
                         head, dot, rest = text.partition(".")
                         qual = aliases.get(head, head) + dot + rest if head else ""
-                        if self._framework_of(qual):
+                        framework = self._framework_of(qual)
+                        if framework:
                             aliases[node.name] = qual
+                            self._framework_classes[node.name] = framework
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         head = alias.name.partition(".")[0]
@@ -112,6 +131,8 @@ class Project:
                         imported.append((alias.name, 0))
                 elif isinstance(node, ast.ImportFrom):
                     for alias in node.names:
+                        self._imported.add(alias.name)
+                        self._star_import |= alias.name == "*"
                         if node.module and not node.level:
                             aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
                         imported.append((f"{node.module}.{alias.name}" if node.module else alias.name, node.level))
@@ -119,7 +140,12 @@ class Project:
                         imported.append((node.module, node.level))
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
                     refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
+                    self._attr_refs.add(node.value)  # a name in a string may be resolved in any module
+        for head, attr, in_main in attr_heads:  # ``utils.save_checkpoint``: a module's function, not a method
+            if head in aliases:
+                (main_attrs if in_main else self._attr_refs).add(attr)
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
+        self._start_subclassed_frameworks()
         self.guards.learn(assigns, defs, calls)
         self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
@@ -164,6 +190,15 @@ class Project:
         if framework:
             self.frameworks.add(framework)
 
+    def _start_subclassed_frameworks(self) -> None:
+        """A project class built on a framework's entry class (``class LLaVATrainer(Trainer)`` in one module,
+        ``LLaVATrainer(...)`` in another; ``TrainingArguments(transformers.TrainingArguments)`` handed to a
+        parser) starts that framework once some module uses it."""
+        for name, framework in self._framework_classes.items():
+            if framework not in self.frameworks and (
+                    name in self.referenced or any(name in refs for refs in self._main_refs.values())):
+                self.frameworks.add(framework)
+
     def _sets_logging_up_by_rank(self, node: ast.If) -> bool:
         """``if is_main_process(): handler = StreamHandler(...); handler.setLevel(...)``, ``if rank == 0:
         logger.setLevel(level)``: which ranks' logs reach the console is decided by rank (dinov2, mmf)."""
@@ -194,9 +229,9 @@ class Project:
                 self.add_source(str(helper), depth - 1)
 
     # ---- queries ----------------------------------------------------------------------------
-    def rank_names(self) -> tuple[set[str], set[str]]:
-        """(names holding a rank, names true on the main process only) learnt across the project."""
-        return self.guards.rank_vars, self.guards.main_vars
+    def rank_names(self) -> tuple[set[str], set[str], set[str]]:
+        """(names holding a rank, names true on the main process only, rank-0 decorators) learnt across the project."""
+        return self.guards.rank_vars, self.guards.main_vars, self.guards.rank0_decorators
 
     def handled_by_framework(self, finding_id: str) -> bool:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
@@ -210,11 +245,20 @@ class Project:
         """True for a module another module of the project imports (its ``__main__`` block does not run)."""
         return bool(path) and str(Path(path).resolve()) in self._helpers
 
-    def is_called(self, name: str) -> bool:
-        """False only for a function nothing in the project calls or names (when the project runs something)."""
-        if not self.has_entry or name in self.referenced or self.P.matches("implicit_callees", name):
+    def is_called(self, name: str, module: str | None = None) -> bool:
+        """False only for a function nothing in the project calls or names (when the project runs something).
+        ``module``: the path of the module defining ``name`` at its top level. Such a function is reached by its
+        bare name only from its own module or from one that imports that name; a namesake defined and called in
+        another module (``save_checkpoint`` in both ``main_accelerate.py`` and ``utils.py``) does not reach it."""
+        if not self.has_entry or self.P.matches("implicit_callees", name):
             return True
-        return any(name in refs for key, refs in self._main_refs.items() if key not in self._helpers)
+        key = _key(module, None) if module else None
+        if key is None or key not in self._own_names or self._star_import:
+            return name in self.referenced or any(
+                name in refs for k, refs in self._main_refs.items() if k not in self._helpers)
+        own_main = key not in self._helpers and name in self._main_refs.get(key, ())
+        return (name in self._own_names[key] or name in self._attr_refs or name in self._imported or own_main
+                or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
 
 
 def _key(path: str, tree: ast.Module | None) -> str:

@@ -31,8 +31,8 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
-                if site.kw("is_main_process") is not None or self._per_item_output(m, site):
-                    continue
+                if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site):
+                    continue  # rank 0 first, the others after it: one writer at a time
                 if site.func and site.func.name in P.checkpoint_writers:
                     continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "

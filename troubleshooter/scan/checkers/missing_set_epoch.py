@@ -15,8 +15,8 @@ class MissingSetEpochChecker(Checker):
     id = "missing-set-epoch"
 
     def check(self, m):
-        if m.methods("set_epoch"):
-            return
+        if m.methods("set_epoch") or (m.project is not None and "set_epoch" in m.project.referenced):
+            return  # also through a loader wrapper of the project (LAVIS IterLoader calls sampler.set_epoch)
         for site in _sampler_sites(m):
             if const(site.kw("shuffle"), default=True) is False:
                 continue

@@ -66,9 +66,11 @@ class UnevenLastBatchChecker(Checker):
                     continue
                 value = binding.value
                 made = m.site_of(value) if isinstance(value, ast.Call) else None
+                callee = local_callee(m, made) if made is not None and made.name not in loaders else None
                 partitioned = (isinstance(value, ast.Subscript) and m.mentions_rank(value.slice)) or (
-                    made is not None and made.name not in loaders and local_callee(m, made) is not None
-                    and any(m.is_rank_expr(a) for a in made.node.args))
+                    callee is not None and any(m.is_rank_expr(a) for a in made.node.args)
+                    # create_dataloader(path, rank) building a DistributedSampler: sharded by the sampler
+                    and not any(s.name in loaders for s in m.sites_in(callee.node)))
                 if partitioned:
                     yield Hit(loop.node.lineno, f"{root} is split by rank by hand (line {binding.line}): when its length "
                                                 f"does not divide evenly the ranks run different numbers of steps and "
