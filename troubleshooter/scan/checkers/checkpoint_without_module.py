@@ -50,15 +50,19 @@ class CheckpointWithoutModuleChecker(Checker):
         for call in m.calls:
             if call.ctx.func is not func or call.line <= wrap.line:
                 continue
-            callee = local_callee(m, call)
-            if callee is None or callee.cls is not None:
+            callee = local_callee(m, call) or _called_object_method(m, call)
+            if callee is None or (callee.cls is not None and callee.name != "__call__"):
                 continue
             params = [a.arg for a in callee.node.args.args]
+            if params and params[0] == "self" and callee.cls is not None:
+                params = params[1:]
             for position, arg in enumerate(call.node.args):
-                if dotted(arg) == name and position < len(params):
-                    rebound = m.binding(name, call.line, func)
-                    if rebound is not None and rebound.value is wrap.node:
-                        yield from (s for s in m.methods("state_dict", params[position]) if s.ctx.func is callee)
+                if position >= len(params) or not _hands_over(arg, name):
+                    continue
+                rebound = m.binding(name, call.line, func)
+                if rebound is not None and rebound.value is wrap.node:
+                    yield from (s for s in m.methods("state_dict") if s.ctx.func is callee
+                                and (s.recv == params[position] or _drawn_from(callee, s.recv, params[position])))
 
     @staticmethod
     def _restored_into_wrapper(m, wrap, wrapper: str) -> bool:
@@ -97,6 +101,38 @@ class CheckpointWithoutModuleChecker(Checker):
             if any(contains(root, site.node) for root in roots):
                 return True
         return False
+
+
+def _hands_over(arg: ast.AST, name: str) -> bool:
+    """``arg`` is the wrapper itself, or a dict / list / tuple literal holding it (``{"model": model, ...}``)."""
+    if dotted(arg) == name:
+        return True
+    items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else []
+    return any(dotted(item) == name for item in items)
+
+
+def _drawn_from(callee, recv: str | None, param: str) -> bool:
+    """``recv`` is a loop or comprehension variable over ``param`` (``for name, obj in to_save.items()``)."""
+    if not recv:
+        return False
+    for node in ast.walk(callee.node):
+        if isinstance(node, (ast.comprehension, ast.For)) and any(
+                dotted(n) == param for n in ast.walk(node.iter)) and any(
+                isinstance(t, ast.Name) and t.id == recv for t in ast.walk(node.target)):
+            return True
+    return False
+
+
+def _called_object_method(m, call):
+    """``checkpointer(...)`` where ``checkpointer = Handler(...)`` is an object of a class of this file: its
+    ``__call__``."""
+    if call.recv is not None or not isinstance(call.node.func, ast.Name):
+        return None
+    binding = m.binding(call.node.func.id, call.line, call.ctx.func)
+    made = m.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
+    if made is None or made.method not in m.classes:
+        return None
+    return next((f for f in m.functions.get("__call__", ()) if f.cls == made.method), None)
 
 
 def _holds_bare_model(m, wrap, name: str, site) -> bool:

@@ -63,6 +63,7 @@ class GradAccumWithoutNoSyncChecker(Checker):
             b.target for name in m.bindings for b in m.bindings[name]
             if any(contains(b.value, s.node) for s in no_sync)}
         inside = [s for s in m.calls if any(last(w) == "no_sync" or w in contexts for w in s.ctx.withs)]
+        inside += [s for s in _under_chosen_no_sync(m, no_sync) if s not in inside]
         if inside and all(s.method in _BACKWARD_ONLY for s in inside):
             first = min(inside, key=lambda s: s.line)
             yield Hit(first.line, f"{model}.no_sync() wraps only the backward pass: DDP decides in the forward "
@@ -102,6 +103,18 @@ def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
     name = dotted(test)
     return bool(name) and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
                               for b in m.bindings.get(name, ()) for n in ast.walk(b.value))
+
+
+def _under_chosen_no_sync(m: ModuleIndex, no_sync: list[CallSite]) -> list[CallSite]:
+    """Calls in ``with model.no_sync() if not last else nullcontext():`` blocks (a context chosen per micro-step)."""
+    found = []
+    for node in ast.walk(m.tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                not isinstance(item.context_expr, ast.Call) and any(contains(item.context_expr, s.node) for s in no_sync)
+                for item in node.items):
+            for stmt in node.body:
+                found.extend(m.sites_in(stmt))
+    return found
 
 
 CHECKER = GradAccumWithoutNoSyncChecker()

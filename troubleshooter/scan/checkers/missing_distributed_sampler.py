@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, dataloaders, dataset_name, loader_label, truthy_literal
+from troubleshooter.scan.checkers._common import (
+    contains, dataloaders, dataset_name, loader_label, local_callee, truthy_literal,
+)
 from troubleshooter.scan.model import const, dotted
 
 
@@ -48,14 +50,14 @@ class MissingDistributedSamplerChecker(Checker):
         name = dotted(sampler)
         values = [b.value for b in m.bindings.get(name, ()) if b.func is site.ctx.func] if name else [sampler]
         found = None
+        local = {id(v): _local_sampler_made(m, v) for v in values}
+        if name and any(local.values()):  # ``if sampler is None: sampler = DistributedSampler(...)`` never runs
+            values = [v for v in values if local[id(v)] or not _only_if_none(site.ctx.func, name, v)]
         for value in values or [sampler]:  # every assignment (``if distributed: ... else: RandomSampler``) must be one
-            made = m.site_of(value) if isinstance(value, ast.Call) else None
-            while made is not None and made.name not in m.P.local_samplers:
-                inner = made.arg(0, "sampler")  # BatchSampler(RandomSampler(ds), ...)
-                made = m.site_of(inner) if isinstance(inner, ast.Call) else None
+            made = local.get(id(value)) or _local_sampler_made(m, value)
             if made is None:
                 return None
-            found = made.name.rpartition(".")[2]
+            found = made
         return found
 
     @staticmethod
@@ -97,6 +99,37 @@ class MissingDistributedSamplerChecker(Checker):
             if name in loop.iter_names and any(s.method == "backward" for s in m.sites_in(loop.node)):
                 return True
         return False
+
+
+def _local_sampler_made(m, value: ast.AST) -> str | None:
+    """The single-process sampler class an expression builds: the call itself, one it wraps
+    (``BatchSampler(RandomSampler(ds), ...)``), or what every ``return`` of a local function or method called
+    here builds (``self.get_sampler(dataset)``)."""
+    made = m.site_of(value) if isinstance(value, ast.Call) else None
+    callee = local_callee(m, made) if made is not None and made.name not in m.P.local_samplers else None
+    if callee is not None:
+        returns = [n.value for n in ast.walk(callee.node) if isinstance(n, ast.Return) and n.value is not None]
+        kinds = [_local_sampler_made(m, r) if isinstance(r, ast.Call) and (inner := m.site_of(r)) is not None
+                 and local_callee(m, inner) is None else None for r in returns]
+        return kinds[0] if kinds and all(kinds) else None
+    while made is not None and made.name not in m.P.local_samplers:
+        inner = made.arg(0, "sampler")  # BatchSampler(RandomSampler(ds), ...)
+        made = m.site_of(inner) if isinstance(inner, ast.Call) else None
+    return made.name.rpartition(".")[2] if made is not None else None
+
+
+def _only_if_none(func, name: str, value: ast.AST) -> bool:
+    """``value`` is assigned to ``name`` only under ``if name is None ...:`` (a fallback for a missing sampler)."""
+    root = func.node if func is not None else None
+    for node in ast.walk(root) if root is not None else ():
+        if not isinstance(node, ast.If):
+            continue
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+        if any(isinstance(t, ast.Compare) and dotted(t.left) == name and isinstance(t.ops[0], ast.Is)
+               and const(t.comparators[0], default=...) is None for t in tests) and any(
+                contains(stmt, value) for stmt in node.body):
+            return True
+    return False
 
 
 CHECKER = MissingDistributedSamplerChecker()

@@ -35,6 +35,27 @@ class UnevenLastBatchChecker(Checker):
                                  f"{model} all-reduce waits forever; use a DistributedSampler or "
                                  f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
         yield from self._hand_partitioned_loops(m, model)
+        yield from self._rank_sharding_samplers(m, model)
+
+    @staticmethod
+    def _rank_sharding_samplers(m, model: str):
+        """A sampler that shards the data by rank itself (``DynamicBucketingSampler(cuts, rank=rank,
+        world_size=world_size)``) and is told to keep the last partial batches (``drop_last`` set, not to True): unlike
+        DistributedSampler it does not pad, so ranks can get different numbers of batches."""
+        samplers = m.P.distributed_samplers | m.P.dataloaders
+        for site in m.calls:
+            if site.name in samplers or site.rank_conditional or not site.method.endswith("Sampler"):
+                continue
+            rank, drop_last = site.kw("rank"), site.kw("drop_last")
+            if rank is None or not m.mentions_rank(rank) or drop_last is None or const(drop_last) is True:
+                continue  # (a sampler left at its default may pad like DistributedSampler: not judged)
+            if site.method in m.classes or (m.project is not None and site.method in m.project.classes):
+                continue  # the project's own sampler: it may pad the ranks itself
+            yield Hit(site.line, f"{site.method} splits the data by rank itself and keeps partial batches "
+                                 "(drop_last is not True): the ranks can get different numbers of batches and the "
+                                 f"last {model} all-reduce waits forever; pass drop_last=True or use "
+                                 f"`with {model}.join():`", {"model": model, "loader": site.method, "dataset": "data"})
+            return
 
     @staticmethod
     def _endless(m, loader: str) -> bool:
