@@ -84,3 +84,35 @@ def test_an_attribute_read_on_the_wrapper_names_the_attribute(rules):
     assert facts["log.ddp-wrapper-attribute"][0]["vars"]["attribute"] == "generate"
     internal = _facts(rules, "AttributeError: 'DistributedDataParallel' object has no attribute '_sync_params'\n")
     assert "log.ddp-wrapper-attribute" not in internal
+
+
+def test_the_launchers_sigterm_to_the_other_ranks_is_not_a_second_failure(rules):
+    facts = _facts(rules, """
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/w/train.py", line 20, in compute
+[rank1]:     raise ValueError("label out of range")
+[rank1]: ValueError: label out of range
+W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 101 closing signal SIGTERM
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+Failures:
+[1]:
+  time      : 2024-01-01_10:00:01
+  host      : node0
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 101)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 101
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-01-01_10:00:01
+  host      : node0
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 102)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+""")
+    assert facts["log.rank-crashed"][0]["rank"] == 1
+    assert "log.unrecognized-failure" not in facts

@@ -393,6 +393,11 @@ class LogAnalyzer:
             facts["log.root_cause"] = root
             if root["id"] is None and root.get("rank") is not None and failures:
                 facts["log.rank-crashed"] = [crash_hit(root)]
+                # the other ranks' generic exits (SIGTERM sent by the launcher after this rank died) follow from it
+                echoes = [h for h in facts.pop("log.unrecognized-failure", []) if h.get("rank") != root["rank"]]
+                facts.setdefault("log.suppressed", []).extend(
+                    {"id": "unrecognized-failure", "rank": h.get("rank"), "line": h.get("line"), "path": h.get("path"),
+                     "signature": h.get("signature")} for h in echoes)
             elif root["id"] is None:
                 facts["log.unrecognized-failure"] = [unrecognized_hit(root)]
             for hit in facts.get(f"log.{root['id']}") or []:  # the engine puts the root cause first
