@@ -11,23 +11,28 @@ from pathlib import Path
 
 import pytest
 
+from troubleshooter.core.launchers import launcher_table
+
 HERE = Path(__file__).resolve().parent
-LAUNCH_PREFIXES = ("OMPI_", "MV2_", "PMI_", "PMIX_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_")
-LAUNCH_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR",
-               "MASTER_PORT", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE", "GROUP_WORLD_SIZE", "TROUBLESHOOTER_LOCAL_WORLD"}
+# Not launcher variables, but they change how a test world talks (the launcher's come from rules/launchers.yaml).
+NETWORK_PREFIXES = ("NCCL_", "GLOO_")
 # Fast probe selection for world tests: the launcher (rank), system/network (node), the collective (world).
 QUICK = ["--probe", "launcher", "--probe", "system", "--probe", "network", "--probe", "collective"]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
     """os.environ without any launcher variable, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS and not k.startswith(LAUNCH_PREFIXES)}
+    launch_vars = launcher_table().all_variables()
+    env = {k: v for k, v in os.environ.items() if k not in launch_vars and not k.startswith(NETWORK_PREFIXES)}
     env.update({"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}, **extra)
     return env
 
 
 def free_port() -> int:
-    """A port P such that P and P+1 were free a moment ago."""
+    """A port P such that P and P+1 were free a moment ago (a master port whose neighbour another store takes).
+
+    A single port: ``troubleshooter.run.local_world.free_port``.
+    """
     for _ in range(50):
         with socket.socket() as a, socket.socket() as b:
             a.bind(("", 0))

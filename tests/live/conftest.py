@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,14 +12,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from troubleshooter.run.local_world import free_port
+
 JOBS = Path(__file__).parent / "jobs"
-
-
-def free_port() -> int:
-    """A TCP port free on localhost right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def torchrun(script: str, nproc: int) -> list[str]:

@@ -29,11 +29,13 @@ from pathlib import Path
 
 import psutil
 
+from tests.distributed.conftest import free_port  # P and P+1 free: the diagnosis store takes P+1
+from troubleshooter.core.launchers import launcher_table
+
 JOBS = Path(__file__).resolve().parent / "jobs"
-LAUNCH_PREFIXES = ("OMPI_", "MV2_", "PMI_", "PMIX_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_", "TORCH_")
-LAUNCH_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR",
-               "MASTER_PORT", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE", "GROUP_WORLD_SIZE", "OMP_NUM_THREADS",
-               "TROUBLESHOOTER_LOCAL_WORLD", "CUDA_VISIBLE_DEVICES"}
+# Not launcher variables (those come from rules/launchers.yaml), but they change how the job talks or runs.
+NETWORK_PREFIXES = ("NCCL_", "GLOO_", "TORCH_")
+DEVICE_VARS = {"CUDA_VISIBLE_DEVICES"}
 NETNS_ADDRS = ("10.78.0.1", "10.78.0.2")
 
 
@@ -105,25 +107,12 @@ def verdict(fault: Fault, outcome: Outcome) -> tuple[bool, str]:
 
 def clean_env(**extra: str) -> dict[str, str]:
     """os.environ without launcher / NCCL / gloo variables (the interpreter's bin dir first on PATH), plus extra."""
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS and not k.startswith(LAUNCH_PREFIXES)}
+    dropped = launcher_table().all_variables() | DEVICE_VARS
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith(NETWORK_PREFIXES)}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.update({"PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"})
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
-
-
-def free_port() -> int:
-    """A port P such that P and P+1 (the diagnosis store) were free a moment ago."""
-    for _ in range(50):
-        with socket.socket() as a, socket.socket() as b:
-            a.bind(("", 0))
-            port = a.getsockname()[1]
-            try:
-                b.bind(("", port + 1))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port pair")
 
 
 def kill_tree(pid: int) -> None:

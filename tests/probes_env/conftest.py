@@ -12,15 +12,15 @@ import pytest
 
 from troubleshooter.core.engine import Observations, evaluate
 from troubleshooter.core.facts import Facts
+from troubleshooter.core.launchers import launcher_table
 from troubleshooter.core.probe import RANK, ProbeContext, ProbeResult, run_probe
 from troubleshooter.core.registry import Registry
 from troubleshooter.core.ruleset import load_rules
 
-# Variables that would make a test depend on the shell it runs in.
-NOISY_PREFIXES = ("OMPI_", "MV2_", "PMI_", "SLURM_", "TORCHELASTIC_", "NCCL_", "GLOO_", "ACCELERATE_", "PL_")
-NOISY_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR",
-              "MASTER_PORT", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-              "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "TROUBLESHOOTER_LOCAL_WORLD", "GROUP_WORLD_SIZE"}
+# Variables that would make a test depend on the shell it runs in: every launcher variable
+# (rules/launchers.yaml) and these, which change networking, threading and devices.
+NOISY_PREFIXES = ("NCCL_", "GLOO_", "ACCELERATE_", "PL_")
+NOISY_VARS = {"OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES"}
 ENV_FINDINGS = ("launcher-env-missing", "rank-env-inconsistent", "shm-too-small", "cpu-oversubscribed",
                 "tool-missing", "hostfile-missing", "local-rank-exceeds-devices", "precision-unsupported",
                 "backend-unavailable", "master-addr-unresolvable", "network-unreachable", "master-port-in-use",
@@ -29,7 +29,8 @@ ENV_FINDINGS = ("launcher-env-missing", "rank-env-inconsistent", "shm-too-small"
 
 def clean_env(**overrides: str) -> dict[str, str]:
     """os.environ without launcher/network/threading variables, plus ``overrides``."""
-    env = {k: v for k, v in os.environ.items() if k not in NOISY_VARS and not k.startswith(NOISY_PREFIXES)}
+    noisy = launcher_table().all_variables() | NOISY_VARS
+    env = {k: v for k, v in os.environ.items() if k not in noisy and not k.startswith(NOISY_PREFIXES)}
     env.update(overrides)
     return env
 

@@ -11,14 +11,9 @@ import uuid
 
 import pytest
 
+from troubleshooter.run.local_world import free_port
+
 from .conftest import ENV_FINDINGS, clean_env, findings_by_id, probe_facts, run_cli
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_nccl_ifname_syntax(registry):

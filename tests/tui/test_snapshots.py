@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from troubleshooter.core.launchers import launcher_table
+
 from .test_walk import choose, settle
 
 SIZES = [(80, 24), (120, 40)]
-LAUNCH_VARS = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
-               "DEEPSPEED_LAUNCHER", "MASTER_ADDR", "MASTER_PORT")
 
 
 @pytest.fixture
 def snap_app(make_app, monkeypatch):
     """An app whose screens do not depend on this machine (no launcher variables, a fixed GPU line)."""
-    for var in LAUNCH_VARS:
+    for var in launcher_table().all_variables():
         monkeypatch.delenv(var, raising=False)
     return make_app(offer_resume=False, detect_gpus=lambda: "none (test)")
 

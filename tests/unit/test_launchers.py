@@ -81,3 +81,14 @@ def test_rules_check_validates_the_launcher_table(tmp_path, capsys):
     (tmp_path / "launchers.yaml").write_text("launchers:\n  - id: x\n    markers: A\n")
     assert main(["rules", "check", str(tmp_path)]) == 2
     assert f"{tmp_path / 'launchers.yaml'}:3" in capsys.readouterr().err
+
+
+def test_all_variables_names_every_variable_of_the_table() -> None:
+    """Tests clean their environment with this set instead of keeping their own lists."""
+    table = launcher_table()
+    names = table.all_variables()
+    assert {"RANK", "LOCAL_RANK", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+            "SLURM_PROCID", "SLURM_JOB_ID", "TROUBLESHOOTER_LOCAL_WORLD"} <= names
+    for launcher in table.launchers:
+        assert set(launcher.markers) | set(launcher.sets) <= names
+        assert all(set(group) <= names for group in launcher.fields.values())

@@ -57,6 +57,13 @@ class LauncherTable:
             names += [n for n in launcher.fields.get(field_name, ()) if n not in names]
         return tuple(names)
 
+    def all_variables(self) -> frozenset[str]:
+        """Every variable the table names: torch's, each launcher's markers, sets, fields, and the schedulers'."""
+        names = {n for group in self.torch.values() for n in group}
+        for l in self.launchers:
+            names.update(l.markers, l.sets, l.per_node, *l.fields.values())
+        return frozenset(names.union(*self.schedulers.values()))
+
     def per_node_variables(self) -> frozenset[str]:
         """Variables holding compressed per-node lists."""
         return frozenset(n for l in self.launchers for n in l.per_node)
