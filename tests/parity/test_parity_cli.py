@@ -84,6 +84,16 @@ def test_declared_per_rank_buffer_is_info_only(tmp_path):
     assert parity_facts(report)["parity.legit_differ"] == ["input_ema"]
 
 
+def test_rules_overlay_declares_a_per_rank_buffer(tmp_path):
+    """A --rules overlay's parity.may_differ reaches the probe on every rank, like a model's own declaration."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "expectations.yaml").write_text("parity:\n  may_differ: ['input_ema']\n")
+    report = run(tmp_path, "--model", "parity_models:buffer_inplace", "--rules", "overlay")
+    assert findings(report) == {}
+    assert parity_facts(report)["parity.legit_differ"] == ["input_ema"]
+
+
 def test_loss_divided_by_world_size(tmp_path):
     report = run(tmp_path, "--model", "parity_models:loss_scaled_by_world")
     text = details(report, "world-size-scaling-error")

@@ -65,3 +65,15 @@ def test_digest_tells_tensors_apart():
     assert parity.digest(x) == parity.digest(x.clone())
     assert parity.digest(x) != parity.digest(x.flip(0))  # same sum, different positions
     assert parity.digest(torch.tensor(3)) == parity.digest(torch.tensor(3))
+
+
+def test_may_differ_patterns_come_from_the_loaded_rules_with_their_overlays(tmp_path):
+    """The probe reads parity.may_differ through the one knowledge loader: the run's --rules overlays add to it."""
+    from types import SimpleNamespace
+
+    (tmp_path / "expectations.yaml").write_text("parity:\n  may_differ: ['*site_counter']\n")
+    model = SimpleNamespace(parity_may_differ=["input_ema"])
+    shipped = parity.may_differ_patterns(model, {"rules": []})
+    overlaid = parity.may_differ_patterns(model, RunOptions(rules_dirs=(str(tmp_path),)).probe_options())
+    assert "input_ema" in shipped and "*num_batches_tracked" in shipped and "*site_counter" not in shipped
+    assert set(shipped) < set(overlaid) and "*site_counter" in overlaid
