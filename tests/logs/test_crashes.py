@@ -116,3 +116,41 @@ Root Cause (first observed failure):
 """)
     assert facts["log.rank-crashed"][0]["rank"] == 1
     assert "log.unrecognized-failure" not in facts
+
+
+def test_a_sigkill_the_launcher_escalated_to_is_not_host_memory(rules):
+    facts = _facts(rules, """
+Traceback (most recent call last):
+  File "/w/train.py", line 88, in <module>
+    main()
+  File "/w/train.py", line 70, in main
+    batch = next(it)
+StopIteration
+W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:890] Sending process 101 closing signal SIGTERM
+W0101 10:00:30.000000 1 torch/distributed/elastic/multiprocessing/api.py:908] Unable to shutdown process 101 via Signals.SIGTERM, forcefully exiting via Signals.SIGKILL
+E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] failed (exitcode: 1) local_rank: 1 (pid: 102) of binary: /usr/bin/python
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-01-01_10:00:31
+  host      : node0
+  rank      : 0 (local_rank: 0)
+  exitcode  : -9 (pid: 101)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 101
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-01-01_10:00:00
+  host      : node0
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 102)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+""")
+    assert facts["log.rank-crashed"][0]["vars"]["exception"] == "StopIteration"
+    assert "log.out-of-memory" not in facts

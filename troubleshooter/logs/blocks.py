@@ -26,13 +26,14 @@ ANCHORS = (
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
     "Out Of Memory", "mpirun noticed", '", line ', "exits with return code",
+    "StopIteration", "SystemExit",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 _FRAME = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)')
-_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt))(?::|$)")
+_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|StopIteration|SystemExit))(?::|$)")
 _ONE_LINE_EXITS = (
     (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
     (re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<rank>\d+)(?:-\d+)?: "
