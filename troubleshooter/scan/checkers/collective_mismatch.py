@@ -133,8 +133,8 @@ class CollectiveMismatchChecker(Checker):
 
     @staticmethod
     def _is_collective(m: ModuleIndex, site: CallSite, names: set[str]) -> bool:
-        return site.name in names or (site.recv is not None and m.P.matches(
-            "framework_collectives", f"{last(site.recv)}.{site.method}"))
+        return site.name in names or site.name in m.P.framework_collective_functions or (
+            site.recv is not None and m.P.matches("framework_collectives", f"{last(site.recv)}.{site.method}"))
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, local_rank_name
-from troubleshooter.scan.model import RANK0, const, source
+from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, local_rank_name
+from troubleshooter.scan.model import RANK0, const, dotted, last, source
 
 
 class HardcodedCuda0Checker(Checker):
@@ -44,6 +44,8 @@ class HardcodedCuda0Checker(Checker):
                 yield s.line, s.node, "cuda:0"
             elif s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
                 yield s.line, s.node, "cuda(0)"
+            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and _is_zero(s.arg(0, "device")):
+                yield s.line, s.node, "to(0)"
             elif s.name in m.P.set_device and const(first) in (0, "cuda:0"):
                 yield s.line, s.node, "cuda:0"
             elif const(s.kw("map_location")) == "cuda:0":
@@ -56,6 +58,37 @@ class HardcodedCuda0Checker(Checker):
                     yield b.line, b.value, "cuda:0"
         if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
             yield from self._config_devices(m)
+        yield from self._defaults(m)
+
+    @staticmethod
+    def _defaults(m):
+        """A default of "cuda:0" that is used as is: a command-line option (``--device`` default "cuda:0") whose
+        value is never reassigned, or a parameter default (``def __init__(self, device="cuda:0")``) of a function
+        every call of which leaves it out."""
+        moved = {dotted(s.arg(0, "device")) for s in m.calls if s.method in ("to", "cuda", "device")} | {
+            dotted(s.kw("device")) for s in m.calls}
+        for s in m.calls:
+            default = s.kw("default")
+            if s.method != "add_argument" or const(default) != "cuda:0" or HardcodedCuda0Checker._skip(s.ctx):
+                continue
+            dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
+                                                if str(const(a)).startswith("--")), None)
+            if dest and any(last(n) == dest for n in moved if n) and not any(last(t) == dest for t in m.bindings):
+                yield default.lineno, default, "cuda:0"
+        for infos in m.functions.values():
+            for info in infos:
+                args = info.node.args if info.name != "<class>" else None
+                if args is None:
+                    continue
+                params = [*args.posonlyargs, *args.args]
+                for param, value in zip(params[len(params) - len(args.defaults):], args.defaults):
+                    if const(value) != "cuda:0":
+                        continue
+                    calls = [c for c in m.calls if local_callee(m, c) is info or (
+                        info.name == "__init__" and c.method == info.cls and c.recv is None)]
+                    position = params.index(param) - (1 if params and params[0].arg == "self" else 0)
+                    if calls and all(c.kw(param.arg) is None and len(c.node.args) <= position for c in calls):
+                        yield value.lineno, value, "cuda:0"
 
     @staticmethod
     def _config_devices(m):
@@ -66,6 +99,12 @@ class HardcodedCuda0Checker(Checker):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
                             and isinstance(value, ast.Constant) and value.value == "cuda:0":
                         yield value.lineno, value, "cuda:0"
+
+
+def _is_zero(node) -> bool:
+    """The integer device index 0 (``.to(0)``), not False."""
+    value = const(node)
+    return value == 0 and not isinstance(value, bool) and isinstance(value, int)
 
 
 CHECKER = HardcodedCuda0Checker()

@@ -20,7 +20,7 @@ class MissingDistributedSamplerChecker(Checker):
         sharded = self._sharded_names(m)
         for site in dataloaders(m):
             if (site.assigned_to and site.assigned_to in sharded) or any(
-                    s.method in m.P.loader_sharders and contains(s.node, site.node) for s in m.calls):
+                    _shards(m, s) and contains(s.node, site.node) for s in m.calls):
                 continue  # handed to accelerator.prepare / fabric.setup_dataloaders, which shard it
             sampler = site.kw("sampler") or site.kw("batch_sampler")
             local = self._local_sampler(m, sampler, site)
@@ -66,7 +66,7 @@ class MissingDistributedSamplerChecker(Checker):
         framework's prepare returns for them."""
         names = set()
         for site in m.calls:
-            if site.method in m.P.loader_sharders and (site.recv is not None or site.name != site.method):
+            if _shards(m, site) and (site.recv is not None or site.name != site.method):
                 names.update(filter(None, (dotted(a) for a in site.node.args)))
                 names.update(filter(None, (dotted(k.value) for k in site.node.keywords)))
         return names
@@ -99,6 +99,19 @@ class MissingDistributedSamplerChecker(Checker):
             if name in loop.iter_names and any(s.method == "backward" for s in m.sites_in(loop.node)):
                 return True
         return False
+
+
+def _shards(m, site) -> bool:
+    """A call that shards the loaders handed to it: a framework's ``prepare`` / ``setup_dataloaders`` (not a
+    hand-written ``prepare`` of the script's own class that only wraps the model in DDP and returns the loader)."""
+    if site.method not in m.P.loader_sharders:
+        return False
+    callee = local_callee(m, site)
+    if callee is None:
+        return True
+    inner = list(m.sites_in(callee.node))
+    return any(s.name in m.P.distributed_samplers or (s.method in m.P.loader_sharders and s is not site)
+               or s.method == "DataLoader" for s in inner)
 
 
 def _local_sampler_made(m, value: ast.AST) -> str | None:
