@@ -241,12 +241,24 @@ if __name__ == "__main__":
 
 
 def test_a_hand_written_accelerator_class_does_not_shard_loaders(tmp_path):
-    """Its prepare() wraps the model in DDP: the loader it never sees still needs a DistributedSampler."""
+    """Its prepare() wraps the model in DDP: the loader still needs a DistributedSampler, whether prepare() never
+    sees it or takes it and hands it back unchanged; a prepare() that rebuilds it with one (here through a helper
+    method) shards it."""
     path = tmp_path / "train.py"
     path.write_text(HAND_WRITTEN_ACCELERATOR)
     assert "missing-distributed-sampler" in scan_paths([str(path)]).hits
-    path.write_text(HAND_WRITTEN_ACCELERATOR.replace("def prepare(self, model):", "def prepare(self, model, loader):")
+    takes_loader = (HAND_WRITTEN_ACCELERATOR.replace("def prepare(self, model):", "def prepare(self, model, loader):")
                     .replace("acc.prepare(nn.Linear(10, 2))", "acc.prepare(nn.Linear(10, 2), train_loader)"))
+    path.write_text(takes_loader)
+    assert "missing-distributed-sampler" in scan_paths([str(path)]).hits
+    path.write_text(takes_loader.replace(
+        "        return DDP(model.to(self.device), device_ids=[self.local_rank])",
+        "        self.loader = self._shard(loader)\n"
+        "        return DDP(model.to(self.device), device_ids=[self.local_rank])\n\n"
+        "    def _shard(self, loader):\n"
+        "        sampler = torch.utils.data.distributed.DistributedSampler(loader.dataset)\n"
+        "        return DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=sampler)").replace(
+        "for x, y in train_loader:", "for x, y in acc.loader:"))
     assert "missing-distributed-sampler" not in scan_paths([str(path)]).hits
 
 

@@ -109,9 +109,17 @@ def _shards(m, site) -> bool:
     callee = local_callee(m, site)
     if callee is None:
         return True
-    inner = list(m.sites_in(callee.node))
-    return any(s.name in m.P.distributed_samplers or (s.method in m.P.loader_sharders and s is not site)
-               or s.method == "DataLoader" for s in inner)
+    seen, todo = {id(callee)}, [callee]
+    while todo:  # the method, and the local functions it calls
+        for inner in m.sites_in(todo.pop().node):
+            if inner.name in m.P.distributed_samplers or inner.name in m.P.dataloaders or (
+                    inner.method in m.P.loader_sharders and local_callee(m, inner) is None):
+                return True
+            further = local_callee(m, inner)
+            if further is not None and id(further) not in seen:
+                seen.add(id(further))
+                todo.append(further)
+    return False
 
 
 def _local_sampler_made(m, value: ast.AST) -> str | None:
