@@ -23,6 +23,7 @@ from troubleshooter.logs.blocks import BlockTracker
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
+from troubleshooter.logs.symptoms import SymptomScanner
 
 CHUNK = 4 << 20          # bytes read at a time
 MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk) is cut
@@ -93,6 +94,7 @@ class LogAnalyzer:
         self.blocks = BlockTracker()
         # finding signatures that another's refine names: remembered like context signatures too
         self._refining = {ref.after for sig in self.signatures for ref in sig.refine}
+        self.symptoms = SymptomScanner(s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size"))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
@@ -111,6 +113,7 @@ class LogAnalyzer:
         self._line_no[path] += 1
         self._seq += 1
         raw = line.encode("utf-8", "replace")
+        self.symptoms.observe(path, raw.rstrip(b"\r\n") + b"\n")
         payloads = self._confirmed(raw, self.prefilter.line_payloads(raw))
         if self.blocks.open:
             payloads.add(BLOCK)
@@ -136,9 +139,11 @@ class LogAnalyzer:
                 continue
             data, carry = data[:cut], data[cut:]
             if data:
+                self.symptoms.observe(path, data)
                 self._chunk(data, path)
                 cut_short = False
         if carry:
+            self.symptoms.observe(path, carry + b"\n")
             self._chunk(carry + b"\n", path)
         elif cut_short:
             self._line_no[path] += 1
@@ -380,6 +385,7 @@ class LogAnalyzer:
             facts.setdefault(f"log.{hit.finding}", []).append(fact)
         for key, value in self._facts.items():
             facts[key] = list(value) if isinstance(value, list) else value
+        facts.update(self.symptoms.facts())
         crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes

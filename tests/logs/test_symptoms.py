@@ -1,0 +1,112 @@
+"""Symptoms of logs without an error line: duplicated per-rank output, stalls, rates across world sizes."""
+
+from __future__ import annotations
+
+import io
+
+from troubleshooter.core.engine import Observations, evaluate
+from troubleshooter.core.facts import Facts
+from troubleshooter.logs import LogAnalyzer
+from troubleshooter.logs.symptoms import HEAD, TAIL, SymptomScanner
+
+
+def _facts(rules, text: str, whole: bool = True) -> dict:
+    analyzer = LogAnalyzer(rules)
+    if whole:
+        analyzer.feed_file(io.BytesIO(text.encode()), "job.log")
+    else:
+        for line in text.splitlines():
+            analyzer.feed(line + "\n", "job.log")
+    return analyzer.facts()
+
+
+def _shown(rules, facts: dict) -> list[str]:
+    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
+    return [f.id for f in findings if f.severity in ("error", "warning")]
+
+
+def _eight_ranks_same_loss(prefix: str = "") -> str:
+    values = ["38651.69", "58619.0", "34109.03", "49026.97", "31109.71"]
+    return "".join(f"{prefix.format(r=r)}iter {i} loss: {v}\n" for i, v in enumerate(values) for r in range(8))
+
+
+def test_the_same_loss_printed_by_every_rank_means_the_same_data(rules):
+    for whole in (True, False):
+        facts = _facts(rules, _eight_ranks_same_loss(), whole)
+        assert (facts["log.loss_line_copies"], facts["log.loss_line_copies_share"]) == (8, 1.0)
+        assert _shown(rules, facts) == ["missing-distributed-sampler"]
+
+
+def test_rank_labelled_loss_lines_are_a_per_rank_log_by_design(rules):
+    for prefix in ("[rank{r}]: ", "{r}: "):
+        facts = _facts(rules, _eight_ranks_same_loss(prefix))
+        assert "log.loss_lines" not in facts
+        assert _shown(rules, facts) == []
+
+
+def test_per_rank_lines_with_their_own_losses_are_not_a_finding(rules):
+    text = "".join(f"iter {i} loss: {1 + r / 10 + i / 100:.4f}\n" for i in range(6) for r in range(4))
+    facts = _facts(rules, text)
+    assert facts["log.loss_line_copies"] == 1
+    assert _shown(rules, facts) == []
+
+
+def test_timestamps_and_rank_numbers_do_not_hide_a_copy(rules):
+    text = "".join(f"2024-05-01 10:00:0{r},12{r} INFO rank {r}: epoch {e} step {s} loss 0.{e}{s}31\n"
+                   for e in range(2) for s in range(3) for r in range(2))
+    assert _shown(rules, _facts(rules, text)) == ["missing-distributed-sampler"]
+
+
+def test_progress_headers_printed_by_every_rank_are_logging_from_all_ranks(rules):
+    text = "".join(f"[rank{r}]: Epoch {e}/10: starting\n" for e in range(5) for r in range(4))
+    facts = _facts(rules, text)
+    assert facts["log.progress_line_copies"] == 4
+    assert _shown(rules, facts) == ["logging-from-all-ranks"]
+
+
+def test_progress_bar_redraws_are_not_copies(rules):
+    bar = "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=1]\n"
+    facts = _facts(rules, bar * 2 + bar.replace("4/18", "5/18") * 2 + bar.replace("4/18", "6/18") * 2
+                   + bar.replace("4/18", "7/18") * 2)
+    assert "log.loss_lines" not in facts and "log.progress_lines" not in facts
+    assert _shown(rules, facts) == []
+
+
+def test_a_stall_at_the_end_of_an_epoch_before_a_timeout_is_an_uneven_last_batch(rules):
+    bar = "Epoch 3:  {p}%|█████████▌| {s}/4435 [1:23:11<03:25,  1.17s/it, loss=0.213]\n"
+    timeout = ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=92312, "
+               "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800470 milliseconds before timing out.\n")
+    late = _facts(rules, bar.format(p=96, s=4260) + timeout)
+    assert late["log.progress_last_fraction"] > 0.9
+    assert _shown(rules, late)[0] == "uneven-last-batch"
+    early = _facts(rules, bar.format(p=20, s=887) + timeout)
+    assert _shown(rules, early) == ["collective-timeout"]
+    assert _shown(rules, _facts(rules, bar.format(p=96, s=4260))) == []  # no timeout: a log cut short
+
+
+def test_a_rate_that_halves_with_twice_the_ranks_is_poor_scaling(rules):
+    def run(size: int, rate: str, total: int) -> str:
+        return f"| distributed init (rank 0): env://, world_size: {size}\n" + "".join(
+            f"Epoch 0: {i}%|█▌  | {i}/{total} [00:10<00:10, {rate}]\n" for i in range(1, 30))
+    slow = _facts(rules, run(1, "1.33it/s", 100) + run(2, "1.38s/it", 50))
+    assert slow["log.rate_world_sizes"] == [1, 2] and slow["log.rate_scaling"] < 0.6
+    assert _shown(rules, slow) == ["poor-scaling-efficiency"]
+    assert _shown(rules, _facts(rules, run(1, "1.33it/s", 100) + run(2, "1.30it/s", 50))) == []
+    assert "log.rate_scaling" not in _facts(rules, run(2, "1.30it/s", 50))  # one world size: nothing to compare
+
+
+def test_world_size_wordings_of_several_launchers(rules):
+    for line, size in (("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4", 4), ("Num processes: 2", 2),
+                       ("$ python -m torch.distributed.launch --nproc_per_node=8 train.py", 8),
+                       ("World size: 16", 16), ("{'WORLD_SIZE': '2'}", 2)):
+        assert _facts(rules, line + "\n")["log.world_size_first"] == size, line
+
+
+def test_the_scanner_keeps_only_the_head_and_the_tail():
+    scanner = SymptomScanner()
+    line = b"x" * 99 + b"\n"
+    for _ in range(3 * (HEAD + TAIL) // (len(line) * 1000)):
+        scanner.observe("big.log", line * 1000)
+    head, tail = scanner.windows()
+    assert len(head) <= HEAD and len(tail) <= TAIL
+    assert head.endswith(b"\n") and tail.startswith(b"x")

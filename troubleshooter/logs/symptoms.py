@@ -1,0 +1,170 @@
+"""Symptoms of runs that print no error line, as neutral facts for the rules in ``rules/checks``.
+
+One cheap pass over a bounded window of each log (its first ``HEAD`` bytes and its last ``TAIL``
+bytes, so the cost does not grow with the log): compiled regexes over the window's bytes find
+
+- lines that every rank printed identically (launcher/rank prefixes, timestamps and rank numbers
+  masked): training lines that carry a loss value, and progress lines (epoch/step counters) without
+  one. Progress-bar redraws (tqdm lines with a rate) are left out: they repeat by themselves;
+- the last progress position (``step/total``) the log shows, to tell a stall at the end of an epoch;
+- iteration rates (``it/s``, ``s/it``) paired with the world size the log declared before them
+  (the world-size wordings are the ``log.world_size_*`` fact signatures of ``rules/signatures``).
+
+The rules decide what the facts mean and gate them on enough evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from typing import Any, Iterable
+
+from troubleshooter.core.facts import FactSpec
+
+HEAD = 64 << 10         # bytes read from the start of each log (a pasted log fits whole)
+TAIL = 32 << 10         # and from its end
+
+FACTS = (
+    FactSpec("log.loss_lines", "int", "Distinct training lines with a loss value (rank prefixes, stamps and rank numbers masked)"),
+    FactSpec("log.loss_line_copies", "int", "How many times each of those lines was printed, most commonly"),
+    FactSpec("log.loss_line_copies_share", "float", "Share of the distinct loss lines printed exactly log.loss_line_copies times"),
+    FactSpec("log.progress_lines", "int", "Distinct epoch/step progress lines without a loss value (progress-bar redraws left out)"),
+    FactSpec("log.progress_line_copies", "int", "How many times each of those progress lines was printed, most commonly"),
+    FactSpec("log.progress_line_copies_share", "float", "Share of the distinct progress lines printed exactly log.progress_line_copies times"),
+    FactSpec("log.progress_last_step", "int", "The step of the last progress position (step/total) in the log"),
+    FactSpec("log.progress_last_total", "int", "The total of the last progress position in the log"),
+    FactSpec("log.progress_last_fraction", "float", "How far into its epoch the last progress position is (step/total)"),
+    FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
+    FactSpec("log.rate_scaling", "float", "Per-rank iteration rate at the largest world size over the rate at the smallest"),
+)
+
+_LABEL = rb"(?:\[(?:[Rr]ank ?|default)?\d+\]:?|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=[ \t])|[a-z][a-z0-9.-]*\d:(?=[ \t]))"
+_BAR = re.compile(rb"it/s|s/it|\d%\|")                 # progress-bar redraws repeat by themselves
+_LOSS = rb"(?i:loss)[^\n]{0,40}?\d\.\d"
+_HAS_LOSS = re.compile(_LOSS)
+# loss lines count only unlabelled: a launcher that labels each rank's lines (srun -l, --tee) is a
+# per-rank log by design, where ranks printing an all-reduced loss look the same
+_LOSS_LINE = re.compile(rb"^(?![ \t]*" + _LABEL + rb")[ \t]*(?P<body>[^\n]*?" + _LOSS + rb"[^\n]*)$", re.M)
+_PROGRESS_LINE = re.compile(rb"^[ \t]*(?:" + _LABEL + rb"[ \t]*){0,3}"
+                            rb"(?P<body>[^\n]*?\b(?i:epoch|step|iter|iteration|batch)\b[^\n]{0,3}?\d[^\n]*)$", re.M)
+_MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d\d:\d\d:\d\d(?:[.,]\d+)?|\b(?i:rank|gpu|cuda:|device|local_rank|pid)"
+                   rb"[ :=#]{0,3}\d+|\[[IWEF]\d{4}")
+_POSITION = re.compile(rb"(?:\|[ \t]*|\[[ \t]*|\b(?i:iter|iteration|step|batch|it)s?\b[ \t:=#\[]{0,3})"
+                       rb"(?P<step>\d+)[ \t]*/[ \t]*(?P<total>\d+)\b(?![./])")
+_RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it)\b")
+MAX_LINES = 20000       # lines of one family counted per log
+
+
+class SymptomScanner:
+    """Collects the symptom facts from the start and the end of each log it is shown."""
+
+    def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = ()):
+        """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size."""
+        patterns = sorted({p.pattern for p in world_size_patterns})
+        unnamed = [re.sub(rb"\(\?P<\w+>", b"(", p) for p in patterns]
+        self._world = re.compile(b"|".join(b"(?:%s)" % p for p in unnamed)) if patterns else None
+        self._world_values = [re.compile(p) for p in patterns]
+        self._head: dict[str, bytearray] = {}
+        self._tail: dict[str, bytes] = {}
+        self._seen: dict[str, int] = {}
+
+    def observe(self, path: str, data: bytes) -> None:
+        """Show the scanner the next bytes of ``path`` (whole lines); keeps only the two windows."""
+        seen = self._seen.get(path, 0)
+        head = self._head.setdefault(path, bytearray())
+        if seen < HEAD:
+            take = data[: HEAD - seen]
+            cut = take.rfind(b"\n") + 1 if len(take) < len(data) else len(take)
+            head += take[:cut]
+            rest = data[cut:]
+        else:
+            rest = data
+        self._seen[path] = seen + len(data)
+        if rest:
+            tail = (self._tail.get(path, b"") + rest[-TAIL:])[-TAIL:]
+            start = tail.find(b"\n") + 1 if len(tail) == TAIL else 0
+            self._tail[path] = tail[start:]
+
+    def windows(self) -> list[bytes]:
+        """The text looked at, file by file: head, then the tail when the file went past the head."""
+        out = []
+        for path, head in self._head.items():
+            out.append(bytes(head))
+            if self._tail.get(path):
+                out.append(self._tail[path])
+        return out
+
+    def facts(self) -> dict[str, Any]:
+        """The symptom facts of everything observed so far (absent when the log gives no evidence)."""
+        windows = self.windows()
+        facts: dict[str, Any] = {}
+        loss = [b for w in windows for b in _LOSS_LINE.findall(w) if not _BAR.search(b)]
+        progress = [b for w in windows for b in _PROGRESS_LINE.findall(w) if not (_BAR.search(b) or _HAS_LOSS.search(b))]
+        facts.update(_copies("log.loss", loss))
+        facts.update(_copies("log.progress", progress))
+        last = None
+        for window in windows:
+            for last in _POSITION.finditer(window):
+                pass
+            if last is not None:
+                last_pos = (int(last["step"]), int(last["total"]))
+        if last is not None and 0 < last_pos[1]:
+            facts["log.progress_last_step"], facts["log.progress_last_total"] = last_pos
+            facts["log.progress_last_fraction"] = round(min(last_pos[0] / last_pos[1], 1.0), 4)
+        facts.update(self._rates(windows))
+        return facts
+
+    def _rates(self, windows: list[bytes]) -> dict[str, Any]:
+        """Iteration rates by the world size declared before them; the ratio of the extremes."""
+        if self._world is None:
+            return {}
+        by_size: dict[int, list[float]] = {}
+        size = None
+        for window in windows:
+            marks = [(m.start(), self._world_size(m.group(0))) for m in self._world.finditer(window)]
+            if not marks:
+                if size is not None:
+                    by_size.setdefault(size, []).extend(_rates(window))
+                continue
+            if size is not None:
+                by_size.setdefault(size, []).extend(_rates(window[: marks[0][0]]))
+            for (start, value), nxt in zip(marks, [m[0] for m in marks[1:]] + [len(window)]):
+                if value is not None:
+                    size = value
+                if size is not None:
+                    by_size.setdefault(size, []).extend(_rates(window[start:nxt]))
+        sizes = sorted(s for s, rates in by_size.items() if rates and s > 0)
+        if len(sizes) < 2:
+            return {}
+        low, high = sizes[0], sizes[-1]
+        ratio = statistics.median(by_size[high]) / statistics.median(by_size[low])
+        return {"log.rate_world_sizes": [low, high], "log.rate_scaling": round(ratio, 3)}
+
+    def _world_size(self, text: bytes) -> int | None:
+        for pattern in self._world_values:
+            match = pattern.search(text)
+            if match:
+                return int(match["value"])
+        return None
+
+
+def _rates(text: bytes) -> list[float]:
+    """Iterations per second of every rate in ``text`` (``s/it`` inverted)."""
+    out = []
+    for value, unit in _RATE.findall(text):
+        number = float(value)
+        if number > 0:
+            out.append(number if unit == b"it/s" else 1 / number)
+    return out
+
+
+def _copies(prefix: str, bodies: list[bytes]) -> dict[str, Any]:
+    """How often each distinct line (stamps and rank numbers masked) was printed: the commonest count and its share."""
+    if not bodies:
+        return {}
+    counts = Counter(_MASK.sub(b"#", b"\n".join(bodies[:MAX_LINES])).split(b"\n"))
+    by_copies = Counter(counts.values())
+    copies, lines = max(by_copies.items(), key=lambda kv: (kv[1], kv[0]))
+    return {f"{prefix}_lines": len(counts), f"{prefix}_line_copies": copies,
+            f"{prefix}_line_copies_share": round(lines / len(counts), 3)}
