@@ -132,13 +132,17 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
         files += 1
         parsed.append((path, data, parse(path, data)))
     project = Project(patterns)
+    on_path = project.distributed_path([m for m in parsed if not isinstance(m[2], SyntaxError)])
     helpers: list[str] = []
     for path, data, tree in parsed:
-        if not isinstance(tree, SyntaxError) and project.relevant(data):
+        if not isinstance(tree, SyntaxError) and project.relevant(data) and (
+                on_path is None or str(Path(path).resolve()) in on_path):
             helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)
-    pending = [scanner.index(path, data, tree, project) for path, data, tree in parsed]
+    # a module off the distributed path is judged on its own (project None: its own reachability, no shared set-up)
+    pending = [scanner.index(path, data, tree, project if on_path is None or project.knows(path) else None)
+               for path, data, tree in parsed]
     propagate_rank0([p.index for p in pending if p.index is not None])
     for item in pending:
         outcome = scanner.check(item)

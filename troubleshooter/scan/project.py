@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, wa
 from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
 
+# Statement kinds Project.add summarises besides names, attributes, calls and strings.
+_SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.ClassDef,
+                         ast.Import, ast.ImportFrom})
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
 # Words without which a module tells the project nothing (see Project.relevant).
 RELEVANT_WORDS = tuple(w.encode() for w in (
@@ -43,6 +47,7 @@ class Project:
         self._imported: set[str] = set()  # names some module imports by name (``from utils import save``)
         self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
         self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
+        self._framework_memo: dict[str, str | None] = {}  # qualified name -> framework it starts (_framework_of)
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
@@ -83,37 +88,53 @@ class Project:
             in_main = _is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
             names = main_refs if in_main else own_names
-            for node in walk(stmt):
+            todo = deque([stmt])  # guards.walk inlined (same nodes, same order): this loop sees every node
+            pop, push, extend = todo.popleft, todo.append, todo.extend
+            while todo:
+                node = pop()
+                for field in node._fields:
+                    child = getattr(node, field, None)
+                    if child.__class__ is list:
+                        extend([c for c in child if isinstance(c, ast.AST)])
+                    elif isinstance(child, ast.AST):
+                        push(child)
                 nodes.append(node)
-                if isinstance(node, ast.Call):
-                    self._call(node, aliases)
-                    calls.append(node)
-                elif isinstance(node, ast.Name):
-                    if isinstance(node.ctx, ast.Load):
+                kind = node.__class__
+                if kind is ast.Name:
+                    if node.ctx.__class__ is ast.Load:
                         refs.add(node.id)
                         names.add(node.id)
-                elif isinstance(node, ast.Attribute):
-                    if isinstance(node.ctx, ast.Load):
+                elif kind is ast.Attribute:
+                    if node.ctx.__class__ is ast.Load:
                         refs.add(node.attr)
                         head = node.value
-                        while isinstance(head, ast.Attribute):
+                        while head.__class__ is ast.Attribute:
                             head = head.value
-                        if isinstance(head, ast.Name):
+                        if head.__class__ is ast.Name:
                             attr_heads.append((head.id, node.attr, in_main))
                     elif node.attr == "print" and dotted(node.value) in ("builtins", "__builtin__", "__builtins__"):
                         self.print_silenced = True  # builtins.print = a rank-aware print
                     elif node.attr == "stdout" and dotted(node.value) == "sys":
                         self.print_silenced = True  # sys.stdout = open(os.devnull, "w") off rank 0
-                elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                elif kind is ast.Call:
+                    self._call(node, aliases)
+                    calls.append(node)
+                elif kind is ast.Constant:
+                    if node.value.__class__ is str and node.value.isidentifier():
+                        refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
+                        self._attr_refs.add(node.value)  # a name in a string may be resolved in any module
+                elif kind not in _SUMMARISED:
+                    continue
+                elif kind is ast.Assign or kind is ast.AnnAssign:
                     assigns.append(node)
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    targets = node.targets if kind is ast.Assign else [node.target]
                     if any(isinstance(t, ast.Subscript) and _const(t.slice) == "CUDA_VISIBLE_DEVICES" for t in targets):
                         self.one_visible_gpu = True
-                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                     defs.append(node)
-                elif isinstance(node, ast.If):
+                elif kind is ast.If:
                     ifs.append(node)
-                elif isinstance(node, ast.ClassDef):
+                elif kind is ast.ClassDef:
                     self.classes.add(node.name)
                     mark_methods(node)
                     for base in node.bases:  # class MyTrainer(SFTTrainer): building one starts the framework
@@ -124,12 +145,12 @@ class Project:
                         if framework:
                             aliases[node.name] = qual
                             self._framework_classes[node.name] = framework
-                elif isinstance(node, ast.Import):
+                elif kind is ast.Import:
                     for alias in node.names:
                         head = alias.name.partition(".")[0]
                         aliases[alias.asname or head] = alias.name if alias.asname else head
                         imported.append((alias.name, 0))
-                elif isinstance(node, ast.ImportFrom):
+                elif kind is ast.ImportFrom:
                     for alias in node.names:
                         self._imported.add(alias.name)
                         self._star_import |= alias.name == "*"
@@ -138,9 +159,6 @@ class Project:
                         imported.append((f"{node.module}.{alias.name}" if node.module else alias.name, node.level))
                     if node.module:
                         imported.append((node.module, node.level))
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-                    refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
-                    self._attr_refs.add(node.value)  # a name in a string may be resolved in any module
         for head, attr, in_main in attr_heads:  # ``utils.save_checkpoint``: a module's function, not a method
             if head in aliases:
                 (main_attrs if in_main else self._attr_refs).add(attr)
@@ -155,6 +173,42 @@ class Project:
         self.local_modules.update(module for module, _ in found)
         self._helpers.update(str(p.resolve()) for p in helpers)
         return [p for p in helpers if str(p.resolve()) not in self._seen]
+
+    def distributed_path(self, modules: list[tuple[str, bytes, ast.Module]]) -> set[str] | None:
+        """The scanned modules that run in a distributed process, found before any full walk: those whose bytes may
+        start distributed training (set-up, a DDP wrap, a sampler, a framework), those importing one (directly or
+        through a package ``__init__``), and everything these import. A standalone tool next to them (a checkpoint
+        converter, a plotting script) is not: it is judged on its own, as if scanned alone (and costs no summary).
+        None when no module may start distributed: then every module is summarised, as for any project."""
+        words = self._start_words()
+        imports: dict[str, set[str]] = {}
+        starts: set[str] = set()
+        for path, data, tree in modules:
+            key = _key(path, tree)
+            imports[key] = {str(p.resolve()) for _, p in _resolve(Path(path), _statement_imports(tree))}
+            if any(word in data for word in words):
+                starts.add(key)
+        if not starts:
+            return None
+        path_set = set(starts)
+        for key, targets in imports.items():
+            if targets & starts or any(t.endswith("__init__.py") and imports.get(t, set()) & starts for t in targets):
+                path_set.add(key)
+        todo = list(path_set)
+        while todo:  # what a distributed module imports runs in the same processes
+            for target in imports.get(todo.pop(), ()):
+                if target not in path_set:
+                    path_set.add(target)
+                    todo.append(target)
+        return path_set
+
+    def _start_words(self) -> tuple[bytes, ...]:
+        """Words without which a module cannot start distributed work itself (from the patterns, not a second list)."""
+        P = self.P
+        names = {last(q) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
+        for spec in P.frameworks.values():
+            names |= {q.partition(".")[0] for q in (*spec.get("entry", ()), *spec.get("entry_prefixes", ()))}
+        return tuple(sorted(n.encode() for n in names if n))
 
     @classmethod
     def of_index(cls, index) -> "Project":
@@ -208,10 +262,15 @@ class Project:
 
     def _framework_of(self, qual: str) -> str | None:
         """The framework a qualified name starts (``transformers.Trainer`` -> hf-trainer), if any."""
+        if qual in self._framework_memo:
+            return self._framework_memo[qual]
+        found = None
         for framework, spec in self.P.frameworks.items():
             if qual in spec["entry"] or any(qual.startswith(m) for m in spec["entry_prefixes"]):
-                return framework
-        return None
+                found = framework
+                break
+        self._framework_memo[qual] = found
+        return found
 
     def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
         """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""
@@ -241,6 +300,10 @@ class Project:
         """Every node of a module this project has summarised (walked once), else None."""
         return self._nodes.get(id(tree))
 
+    def knows(self, path: str) -> bool:
+        """True for a module this project has summarised."""
+        return _key(path, None) in self._own_names
+
     def is_helper(self, path: str) -> bool:
         """True for a module another module of the project imports (its ``__main__`` block does not run)."""
         return bool(path) and str(Path(path).resolve()) in self._helpers
@@ -259,6 +322,24 @@ class Project:
         own_main = key not in self._helpers and name in self._main_refs.get(key, ())
         return (name in self._own_names[key] or name in self._attr_refs or name in self._imported or own_main
                 or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
+
+
+def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
+    """(module, level) of every import statement, found through statement bodies only (no expression walk)."""
+    out: list[tuple[str, int]] = []
+    todo = list(tree.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.Import):
+            out += [(alias.name, 0) for alias in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom):
+            out += [(f"{stmt.module}.{a.name}" if stmt.module else a.name, stmt.level) for a in stmt.names]
+            if stmt.module:
+                out.append((stmt.module, stmt.level))
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                todo.extend(getattr(stmt, field, ()))
+    return out
 
 
 def _key(path: str, tree: ast.Module | None) -> str:
