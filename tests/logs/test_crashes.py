@@ -154,3 +154,12 @@ Root Cause (first observed failure):
 """)
     assert facts["log.rank-crashed"][0]["vars"]["exception"] == "StopIteration"
     assert "log.out-of-memory" not in facts
+
+
+def test_a_kernel_assertion_is_the_cause_and_the_watchdogs_device_side_assert_its_echo(rules):
+    facts = _facts(rules, """
+../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], thread: [10,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+[E ProcessGroupNCCL.cpp:915] [Rank 1] NCCL watchdog thread terminated with exception: CUDA error: device-side assert triggered
+""")
+    assert facts["log.root_cause"]["id"] == "cuda-device-assert"
+    assert facts["log.cuda-device-assert"][0]["vars"]["assertion"] == "srcIndex < srcSelectDimSize"
