@@ -15,6 +15,13 @@ class HardcodedCuda0Checker(Checker):
     id = "hardcoded-cuda0"
 
     def check(self, m):
+        pinned = _visible_devices_pinned(m, m.tree.body, ())
+        if pinned is not None and _devices_by_rank(m):
+            yield Hit(pinned.lineno, f"CUDA_VISIBLE_DEVICES is set to the constant {const(pinned)!r} for every "
+                                     "process: all ranks see (and share) the same single GPU; leave it to the "
+                                     "launcher or pick the device from the local rank",
+                      {"device": f"cuda:{const(pinned)}", "variable": local_rank_name(m) or "local_rank"})
+            return
         if m.project is not None and m.project.one_visible_gpu:
             return  # each process sees only its own GPU (CUDA_VISIBLE_DEVICES set per rank): cuda:0 is that GPU
         rank = local_rank_name(m) or "local_rank"
@@ -99,6 +106,37 @@ class HardcodedCuda0Checker(Checker):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
                             and isinstance(value, ast.Constant) and value.value == "cuda:0":
                         yield value.lineno, value, "cuda:0"
+
+
+def _visible_devices_pinned(m, body, tests):
+    """``os.environ["CUDA_VISIBLE_DEVICES"] = "0"`` (one constant device) outside any rank-dependent branch: the
+    value it assigns, else None."""
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and const(t.slice) == "CUDA_VISIBLE_DEVICES" for t in stmt.targets):
+            value = const(stmt.value)
+            if isinstance(value, str) and value.strip().isdigit() and not any(m.mentions_rank(t) for t in tests):
+                return stmt.value
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and not isinstance(stmt, ast.ClassDef):
+                extra = (stmt.test,) if isinstance(stmt, ast.If) else ()
+                found = _visible_devices_pinned(m, inner, tests + extra)
+                if found is not None:
+                    return found
+    return None
+
+
+def _devices_by_rank(m) -> bool:
+    """The script picks GPUs by the rank (``set_device(local_rank)``, ``device_ids=[local_rank]``,
+    ``torch.device("cuda", local_rank)``): it expects several GPUs per node (one process per node may pin "0")."""
+    for s in m.calls:
+        values = [s.kw("device_ids"), s.kw("device_id")]
+        if s.name in m.P.set_device or s.name == "torch.device" or s.method in ("to", "cuda"):
+            values += list(s.node.args[:2])
+        if any(v is not None and m.mentions_rank(v) for v in values):
+            return True
+    return False
 
 
 def _is_zero(node) -> bool:

@@ -95,8 +95,9 @@ class MissingDistributedSamplerChecker(Checker):
             return False
         if "train" in name.lower():
             return True
-        for loop in m.loops:
-            if name in loop.iter_names and any(s.method == "backward" for s in m.sites_in(loop.node)):
+        for loop in m.loops:  # iterated by a loop that steps (directly or in a local method it calls)
+            if name in loop.iter_names and (any(s.method == "backward" for s in m.sites_in(loop.node))
+                                            or m.is_training_loop(loop.node)):
                 return True
         return False
 
