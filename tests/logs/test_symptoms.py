@@ -44,6 +44,20 @@ def test_rank_labelled_loss_lines_are_a_per_rank_log_by_design(rules):
         assert _shown(rules, facts) == []
 
 
+def test_bare_values_printed_by_every_rank_count_as_loss_lines(rules):
+    text = "".join(f"{v}\n" * 8 for v in ("38651.69", "58619.0 ", "34109.03", "49026.97"))
+    facts = _facts(rules, "$ python -m torch.distributed.launch --nproc_per_node=8 train.py\n" + text)
+    assert facts["log.loss_line_copies"] == 8
+    assert _shown(rules, facts) == ["missing-distributed-sampler"]
+
+
+def test_copies_that_are_not_the_world_size_are_a_doubled_logger(rules):
+    text = "Namespace(epochs=3, world_size=1)\n" + "".join(f"epoch {e} loss {0.5 - e / 10:.4f}\n" * 2 for e in range(4))
+    facts = _facts(rules, text)
+    assert facts["log.loss_line_copies"] == 2
+    assert _shown(rules, facts) == []
+
+
 def test_per_rank_lines_with_their_own_losses_are_not_a_finding(rules):
     text = "".join(f"iter {i} loss: {1 + r / 10 + i / 100:.4f}\n" for i in range(6) for r in range(4))
     facts = _facts(rules, text)

@@ -26,7 +26,7 @@ HEAD = 64 << 10         # bytes read from the start of each log (a pasted log fi
 TAIL = 32 << 10         # and from its end
 
 FACTS = (
-    FactSpec("log.loss_lines", "int", "Distinct training lines with a loss value (rank prefixes, stamps and rank numbers masked)"),
+    FactSpec("log.loss_lines", "int", "Distinct training lines with a loss value, or bare values (stamps and rank numbers masked)"),
     FactSpec("log.loss_line_copies", "int", "How many times each of those lines was printed, most commonly"),
     FactSpec("log.loss_line_copies_share", "float", "Share of the distinct loss lines printed exactly log.loss_line_copies times"),
     FactSpec("log.progress_lines", "int", "Distinct epoch/step progress lines without a loss value (progress-bar redraws left out)"),
@@ -43,9 +43,9 @@ _LABEL = rb"(?:\[(?:[Rr]ank ?|default)?\d+\]:?|\[\d+,\d+\]<std(?:out|err)>:|\d{1
 _BAR = re.compile(rb"it/s|s/it|\d%\|")                 # progress-bar redraws repeat by themselves
 _LOSS = rb"(?i:loss)[^\n]{0,40}?\d\.\d"
 _HAS_LOSS = re.compile(_LOSS)
-# loss lines count only unlabelled: a launcher that labels each rank's lines (srun -l, --tee) is a
+# a loss line names a loss, or is a bare value (``print(loss.item())``); loss lines count only unlabelled: a launcher that labels each rank's lines (srun -l, --tee) is a
 # per-rank log by design, where ranks printing an all-reduced loss look the same
-_LOSS_LINE = re.compile(rb"^(?![ \t]*" + _LABEL + rb")[ \t]*(?P<body>[^\n]*?" + _LOSS + rb"[^\n]*)$", re.M)
+_LOSS_LINE = re.compile(rb"^(?![ \t]*" + _LABEL + rb")[ \t]*(?P<body>[^\n]*?" + _LOSS + rb"[^\n]*|-?\d+\.\d+[ \t]*)$", re.M)
 _PROGRESS_LINE = re.compile(rb"^[ \t]*(?:" + _LABEL + rb"[ \t]*){0,3}"
                             rb"(?P<body>[^\n]*?\b(?i:epoch|step|iter|iteration|batch)\b[^\n]{0,3}?\d[^\n]*)$", re.M)
 _MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d\d:\d\d:\d\d(?:[.,]\d+)?|\b(?i:rank|gpu|cuda:|device|local_rank|pid)"
