@@ -164,6 +164,10 @@ ACCEPTED_REAL_WARNINGS = {
     # NCCL without set_device or a per-rank CUDA_VISIBLE_DEVICES; the same authors' later guided-diffusion
     # dist_util adds CUDA_VISIBLE_DEVICES = rank % GPUS_PER_NODE (also in this manifest).
     "openai/improved-diffusion/scripts/image_train.py": {"missing-set-device improved_diffusion/dist_util.py:41"},
+    # from_pretrained on every rank of a raw torch.distributed (FSDP) run: kept on purpose (docs/SCANNER.md: the
+    # Hub's file lock makes it safe today, but the public reports in the corpus are of exactly this).
+    "meta-llama/llama-recipes/src/llama_cookbook/finetuning.py": {
+        f"hf-cache-contention src/llama_cookbook/finetuning.py:{line}" for line in (140, 143, 154, 164, 181, 210)},
     # num_workers=cpu_count() in a loader Accelerate runs on every rank: N ranks x all cores worker processes.
     "lucidrains/denoising-diffusion-pytorch/denoising_diffusion_pytorch/denoising_diffusion_pytorch.py":
         {"cpu-oversubscribed denoising_diffusion_pytorch/denoising_diffusion_pytorch.py:955"},
