@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from troubleshooter.logs import LogAnalyzer
+from troubleshooter.logs import prefilter as prefilter_module
 from troubleshooter.logs.prefilter import Prefilter, required_literals
 from troubleshooter.logs.signatures import check_references, compile_signatures, validate_signature_file
 from troubleshooter.core.paths import rules_dir
@@ -112,16 +113,51 @@ def test_required_literals():
     assert required_literals(r"a(b|c)d") is None
 
 
-def test_prefilter_reports_overlapping_and_prefix_anchors():
-    pf = Prefilter({"Watch": [0], "Watchdog caught": [1], "dog": [2], "xyz": [3]})
+ENGINES = ["stdlib"] + (["re2"] if prefilter_module.re2 is not None else [])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefilter_reports_overlapping_and_prefix_anchors(engine):
+    pf = Prefilter({"Watch": [0], "Watchdog caught": [1], "dog": [2], "xyz": [3]}, engine=engine)
     found = pf.candidates(b"nothing here\nthe Watchdog caught it\nxyz\n")
     assert found == ({13: {0, 1, 2}, 36: {3}}, set())
 
 
-def test_prefilter_keeps_a_presence_anchor_that_a_line_anchor_extends():
-    pf = Prefilter({"Bus error here": [0]}, {"Bus err": [1]})  # both pieces start at the same byte
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefilter_keeps_a_presence_anchor_that_a_line_anchor_extends(engine):
+    pf = Prefilter({"Bus error here": [0]}, {"Bus err": [1]}, engine=engine)  # both start at the same byte
     assert pf.candidates(b"nothing\nBus error here\n") == ({8: {0}}, {1})
     assert pf.line_payloads(b"Bus error here") == {0, 1}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefilter_finds_anchors_with_any_bytes_and_overlaps(engine):
+    anchors = {"a.b*c": [0], "██|": [1], "aa": [2], "(x)": [3]}
+    chunk = "a.b*c\nab*c\n██| 3/10\naaa\n(x)(x)\n[x]\n".encode()
+    found, _ = Prefilter(anchors, engine=engine).candidates(chunk)
+    confirmed = {start: {p for p in payloads if any(lit.encode() in chunk[start:chunk.index(b"\n", start)]
+                                                     for lit, ps in anchors.items() if p in ps)}
+                 for start, payloads in found.items()}
+    lines = {chunk[start:chunk.index(b"\n", start)]: hits for start, hits in confirmed.items() if hits}
+    assert lines == {b"a.b*c": {0}, "██| 3/10".encode(): {1}, b"aaa": {2}, b"(x)(x)": {3}}
+
+
+def test_both_engines_flag_the_same_lines_of_the_example_corpus(rules):
+    """The RE2 scan and the stdlib scan are interchangeable: same confirmed lines, same presence."""
+    if len(ENGINES) < 2:
+        pytest.skip("google-re2 is not installed")
+    data = ("\n".join(example for sig in rules.signatures for example in sig.get("examples") or []) + "\n").encode()
+    lines, presence = [], []
+    for engine in ENGINES:
+        analyzer = LogAnalyzer(rules, engine=engine)
+        found, present = analyzer.prefilter.candidates(data)
+        confirmed = {start: analyzer._confirmed(data[start:data.index(b"\n", start)], payloads)
+                     for start, payloads in found.items()}
+        lines.append({start: hits for start, hits in confirmed.items() if hits})
+        presence.append(present)
+    assert lines[0] == lines[1] and len(lines[0]) > 100
+    occurring = {i for i, sig in enumerate(analyzer.signatures) if sig.fact and any(a.encode() in data for a in sig.anchors)}
+    assert presence[1] == occurring <= presence[0]  # RE2 reports exactly; stdlib pieces may add false presences
 
 
 BAD_FILES = [
@@ -171,10 +207,12 @@ def test_library_check_wants_examples_that_still_match_and_known_ids():
     assert not any("'a'" in m for m in messages)
 
 
-def test_prefilter_finds_everything_past_the_head_once_presence_pieces_are_dropped():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefilter_finds_everything_past_the_head_once_presence_pieces_are_dropped(engine):
     from troubleshooter.logs.prefilter import HEAD
 
-    pf = Prefilter({"Watchdog caught": [0], "Bus error here": [1]}, {"via NET": [2], "Bus err": [3], "NCCL WARN": [4]})
+    pf = Prefilter({"Watchdog caught": [0], "Bus error here": [1]}, {"via NET": [2], "Bus err": [3], "NCCL WARN": [4]},
+                   engine=engine)
     filler = b"step 1 via NET/IB ok\n" * (HEAD // 21 + 10)
     straddle = b"x" * (HEAD - len(b"step 1 ") - 3) + b"\n"  # a line anchor that starts just before HEAD
     chunk = straddle + b"Watchdog caught 1\n" + filler + b"Bus error here\nNCCL WARN x\nWatchdog caught 2\n"

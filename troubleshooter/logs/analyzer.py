@@ -75,8 +75,9 @@ class _Context:
 class LogAnalyzer:
     """Streaming analyzer over the signatures of a rule set (``RuleSet.signatures``)."""
 
-    def __init__(self, rules: Any = None, signatures: Iterable[Signature] | None = None):
-        """Use ``rules.signatures`` (a loaded RuleSet) or precompiled ``signatures``."""
+    def __init__(self, rules: Any = None, signatures: Iterable[Signature] | None = None, engine: str | None = None):
+        """Use ``rules.signatures`` (a loaded RuleSet) or precompiled ``signatures``; ``engine`` picks the
+        prefilter's (``re2``/``stdlib``, default: the fastest installed)."""
         self.signatures = list(signatures) if signatures is not None else compile_signatures(rules.signatures)
         anchors: dict[str, list[int]] = {}
         presence: dict[str, list[int]] = {}
@@ -85,7 +86,7 @@ class LogAnalyzer:
                 (presence if sig.fact else anchors).setdefault(literal, []).append(index)
         for literal in BLOCK_ANCHORS:
             anchors.setdefault(literal, []).append(BLOCK)
-        self.prefilter = Prefilter(anchors, presence)
+        self.prefilter = Prefilter(anchors, presence, engine)
         # the prefilter matches pieces of anchors; a candidate must contain a whole one
         self._literals: dict[int, tuple[bytes, ...]] = {}
         for literal, payload in {**anchors, **presence}.items():
@@ -202,7 +203,7 @@ class LogAnalyzer:
             if payloads:
                 analyse(start, end, payloads)
             resume = read_block(end + 1)
-        total = data.count(b"\n")
+        total = line_no - base + data.count(b"\n", pos)  # lines before ``pos`` are counted already
         self._line_no[path] = base + total
         self._seq = seq_base + total
 

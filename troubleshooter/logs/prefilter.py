@@ -2,13 +2,22 @@
 
 Most lines of a log match nothing, so the analyzer never runs the signature regexes on
 them. Each pattern's required literals (derived from the parsed regex) become *anchors*,
-found in one pass over a multi-megabyte chunk (see :class:`Prefilter`).
+found in one pass over a multi-megabyte chunk (see :class:`Prefilter`). With the optional
+``google-re2`` package installed, that pass is one RE2 automaton over every anchor
+(:class:`_Re2Scanner`); without it, a translated-bytes trick on the stdlib ``re``
+(:class:`_NulScanner`). Both report the same lines.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Iterator
+
+try:  # optional: one DFA over every anchor, about twice as fast as the stdlib scan on big logs
+    import re2  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the environment
+    re2 = None
 
 try:  # Python 3.11+
     import re._parser as _sre_parse  # type: ignore[import-not-found]
@@ -80,14 +89,22 @@ def _literals(items: Iterable) -> list[str] | None:
     return _best(candidates)
 
 
-def required_literals(pattern: str) -> list[str] | None:
-    """Literal strings of 3+ characters, one of which every match of ``pattern`` contains (None if unknown)."""
+@functools.lru_cache(maxsize=1024)
+def _required(pattern: str) -> tuple[str, ...] | None:
     try:
         parsed = _sre_parse.parse(pattern)
     except Exception:  # invalid patterns are reported by the validator
         return None
     found = _literals(list(parsed))
-    return sorted(set(found)) if found else None
+    return tuple(sorted(set(found))) if found else None
+
+
+def required_literals(pattern: str) -> list[str] | None:
+    """Literal strings of 3+ characters, one of which every match of ``pattern`` contains (None if unknown).
+
+    Cached: loading the rules validates each pattern and compiling the signatures asks again."""
+    found = _required(pattern)
+    return list(found) if found else None
 
 
 def _trie(pieces: list[bytes]) -> bytes:
@@ -110,58 +127,136 @@ def _trie(pieces: list[bytes]) -> bytes:
     return emit(root)
 
 
+Payloads = tuple[frozenset, frozenset]  # (line payloads, chunk payloads)
+
+
+def _covered(units: dict[bytes, Payloads], key: bytes) -> Payloads:
+    """The payloads of every unit that ``key`` starts with (itself included), of either kind."""
+    line: set[int] = set()
+    chunk: set[int] = set()
+    for end in range(1, len(key) + 1):
+        payloads = units.get(key[:end])
+        if payloads is not None:
+            line |= payloads[0]
+            chunk |= payloads[1]
+    return frozenset(line), frozenset(chunk)
+
+
+class _Scanner:
+    """Finds the *units* (anchor literals, or pieces of them) of one set in a chunk.
+
+    ``find(chunk, pos, end)`` yields ``(offset, (line payloads, chunk payloads), key)`` for each
+    match starting in ``[pos, end)``; a match stands for the longest unit at its offset and its
+    payloads cover every unit it extends. ``presence_only`` maps the keys whose matches carry
+    only chunk payloads to their units, so that a chunk's rest can be scanned ``without`` them.
+    """
+
+    def __init__(self, units: dict[bytes, Payloads]):
+        self.units = units
+
+    def without(self, dropped: frozenset) -> "_Scanner":
+        return type(self)({unit: payloads for unit, payloads in self.units.items() if unit not in dropped})
+
+    def find(self, chunk: bytes, pos: int, end: int) -> Iterator[tuple[int, Payloads, bytes]]:
+        raise NotImplementedError
+
+
+class _Re2Scanner(_Scanner):
+    """Whole anchor literals in one RE2 alternation, longest first: RE2 runs it as a DFA at a few
+    hundred MB/s whatever the number of anchors, and reports only real occurrences."""
+
+    def __init__(self, units: dict[bytes, Payloads]):
+        super().__init__(units)
+        ordered = sorted(units, key=lambda unit: (-len(unit), unit))  # leftmost-first: the longest unit wins
+        self.payload = {unit: _covered(units, unit) for unit in units}
+        self.presence_only = {unit: frozenset([unit]) for unit, (hits, _) in self.payload.items() if not hits}
+        self.longest = len(ordered[0]) if ordered else 0
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1  # bytes are bytes, whatever the log's encoding
+        options.never_capture = True
+        options.log_errors = False
+        pattern = b"|".join(re.sub(rb"[^A-Za-z0-9]", lambda m: b"\\x%02x" % m.group()[0], unit) for unit in ordered)
+        self._match = re2.compile(pattern, options)._regexp.Match if ordered else None
+        self._unanchored = re2._Anchor.UNANCHORED
+
+    def find(self, chunk: bytes, pos: int, end: int) -> Iterator[tuple[int, Payloads, bytes]]:
+        if self._match is None:
+            return
+        limit = min(len(chunk), end + self.longest)
+        while pos <= limit:
+            start, stop = self._match(self._unanchored, chunk, pos, limit)[0]
+            if start < 0 or start >= end:
+                return
+            key = chunk[start:stop]
+            yield start, self.payload[key], key
+            pos = start + 1  # anchors may overlap
+
+
+class _NulScanner(_Scanner):
+    """Pieces of the anchors, each starting at a rare byte (:meth:`Prefilter._pieces`). Every
+    first byte is translated to NUL (``bytes.translate`` runs at memory speed), so one regex
+    whose literal first byte is NUL finds all pieces in a single pass; the pieces are translated
+    the same way, so a translated match can only be a false candidate, never a miss."""
+
+    def __init__(self, units: dict[bytes, Payloads]):
+        super().__init__(units)
+        firsts = sorted({piece[0] for piece in units})
+        self.table = bytes.maketrans(bytes(firsts), b"\0" * len(firsts))
+        translated: dict[bytes, Payloads] = {}
+        origins: dict[bytes, set[bytes]] = {}
+        for piece, (line, chunk) in units.items():
+            key = piece.translate(self.table)
+            origins.setdefault(key[1:], set()).add(piece)
+            have = translated.get(key, (frozenset(), frozenset()))
+            translated[key] = (have[0] | line, have[1] | chunk)
+        # the regex reports the longest piece at a position: it stands for every piece it extends, of either kind
+        self.payload = {key[1:]: _covered(translated, key) for key in translated}
+        self.presence_only = {tail: frozenset(origins[tail]) for tail, (hits, _) in self.payload.items() if not hits}
+        self.regex = re.compile(b"\0(?=(" + _trie(list(self.payload)) + b"))") if units else None
+
+    def find(self, chunk: bytes, pos: int, end: int) -> Iterator[tuple[int, Payloads, bytes]]:
+        if self.regex is None:
+            return
+        payload = self.payload
+        for match in self.regex.finditer(chunk[:end + MAX_ANCHOR].translate(self.table), pos):
+            if match.start() >= end:
+                return
+            key = match.group(1)
+            yield match.start(), payload[key], key
+
+
 class Prefilter:
     """Finds, in a chunk of bytes, the lines that contain any anchor literal.
 
     Line anchors report the lines they occur on; presence anchors only report that they occur
-    somewhere in the chunk (their signatures then scan the chunk in bulk).
-    Each literal is cut to a *piece* starting at its rarest byte. Every chosen first byte is
-    translated to NUL (``bytes.translate`` runs at memory speed), so one regex whose literal
-    first byte is NUL finds all pieces in a single pass; the pieces are translated the same
-    way, so a translated match can only be a false candidate, never a miss.
+    somewhere in the chunk (their signatures then scan the chunk in bulk). Presence anchors seen
+    in a chunk's first :data:`HEAD` bytes are not looked for in the rest of it (in NCCL INFO logs
+    they are on most lines). ``engine`` is ``"re2"`` or ``"stdlib"`` (default: RE2 when installed).
     """
 
-    def __init__(self, anchors: dict[str, list[int]], presence: dict[str, list[int]] | None = None):
+    def __init__(self, anchors: dict[str, list[int]], presence: dict[str, list[int]] | None = None,
+                 engine: str | None = None):
         """``anchors``: literal -> payloads to report with the line they occur on; ``presence``:
         literal -> payloads to report only as present somewhere in the chunk (for bulk scans)."""
-        literals: dict[bytes, list[int]] = {}
-        kinds: dict[bytes, set[str]] = {}
-        for kind, table in (("line", anchors), ("chunk", presence or {})):
+        engine = engine or ("re2" if re2 is not None else "stdlib")
+        if engine == "re2" and re2 is None:
+            raise ValueError("the re2 engine needs the google-re2 package")
+        literals: dict[bytes, tuple[set[int], set[int]]] = {}
+        for kind, table in enumerate((anchors, presence or {})):
             for literal, payload in table.items():
-                key = literal.encode("utf-8")
-                literals.setdefault(key, []).extend(p for p in payload if p not in literals.get(key, []))
-                kinds.setdefault(key, set()).add(kind)
-        pieces = {"line": {}, "chunk": {}}
-        for lit, piece in self._pieces(list(literals)):
-            for kind in kinds[lit]:
-                own = anchors if kind == "line" else presence
-                payload = own[lit.decode("utf-8")]
-                merged = pieces[kind].setdefault(piece, [])
-                merged += [p for p in payload if p not in merged]
-        self._reduced: dict[frozenset, re.Pattern] = {}
-        firsts = sorted({piece[0] for table in pieces.values() for piece in table})
-        self.table = bytes.maketrans(bytes(firsts), b"\0" * len(firsts))
-        line, chunk = self._translated(pieces["line"]), self._translated(pieces["chunk"])
-        # the regex reports the longest piece at a position: it stands for every piece it extends, of either kind
-        every = {*line, *chunk}
-        self._payload = {piece[1:]: (self._covered(line, piece), self._covered(chunk, piece)) for piece in every}
-        self.regex = self._compiled(frozenset())
-        self._presence_only = {piece for piece, (hits, _) in self._payload.items() if not hits}
-
-    def _compiled(self, dropped: frozenset) -> re.Pattern:
-        """The scanning regex over every piece but ``dropped`` (presence pieces already seen in a chunk)."""
-        return re.compile(b"\0(?=(" + _trie([p for p in self._payload if p not in dropped]) + b"))")
-
-    def _translated(self, pieces: dict[bytes, list[int]]) -> dict[bytes, set[int]]:
-        out: dict[bytes, set[int]] = {}
-        for piece, payload in pieces.items():
-            out.setdefault(piece.translate(self.table), set()).update(payload)
-        return out
-
-    @staticmethod
-    def _covered(table: dict[bytes, set[int]], piece: bytes) -> set[int]:
-        """Payloads of ``table``'s pieces that ``piece`` starts with (itself included)."""
-        return {p for other, payload in table.items() if piece.startswith(other) for p in payload}
+                literals.setdefault(literal.encode("utf-8"), (set(), set()))[kind].update(payload)
+        units: dict[bytes, tuple[set[int], set[int]]] = {}
+        if engine == "re2":
+            units = literals
+        else:
+            for literal, piece in self._pieces(list(literals)):
+                have = units.setdefault(piece, (set(), set()))
+                have[0].update(literals[literal][0])
+                have[1].update(literals[literal][1])
+        self.engine = engine
+        self._scanner: _Scanner = (_Re2Scanner if engine == "re2" else _NulScanner)(
+            {unit: (frozenset(line), frozenset(chunk)) for unit, (line, chunk) in units.items()})
+        self._reduced: dict[frozenset, _Scanner] = {}
 
     @staticmethod
     def _pieces(literals: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
@@ -181,53 +276,49 @@ class Prefilter:
             firsts.add(lit[start])
             yield lit, lit[start:start + MAX_ANCHOR]
 
+    def _without(self, dropped: frozenset) -> _Scanner:
+        """The scanner without the units ``dropped`` (presence anchors already seen in a chunk's head)."""
+        if not dropped:
+            return self._scanner
+        scanner = self._reduced.get(dropped)
+        if scanner is None:
+            if len(self._reduced) >= MAX_REDUCED:
+                self._reduced.clear()
+            scanner = self._reduced[dropped] = self._scanner.without(dropped)
+        return scanner
+
     def candidates(self, chunk: bytes) -> tuple[dict[int, set[int]], set[int]]:
         """Line start offset -> line payloads for every line that may contain an anchor, and the
         presence payloads whose literals may occur anywhere in ``chunk``."""
         found: dict[int, set[int]] = {}
         present: set[int] = set()
-        payload = self._payload
-        translated = chunk.translate(self.table)
-        # presence pieces seen in the head need not be matched again (in NCCL INFO logs they are on
-        # most lines): the rest of the chunk is scanned with a regex without them
-        seen: set[bytes] = set()
-        regex, pos = self.regex, 0
+        scanner, seen = self._scanner, set()
+        pos, end = 0, min(HEAD, len(chunk))
         start, looked = 0, 0  # the line start is searched only back to the previous match: linear on long lines
-        for end in (HEAD, len(translated) + 1):
-            for match in regex.finditer(translated, pos):
-                if match.start() >= end:
-                    break  # the next pass finds it again
-                piece = match.group(1)
-                hits, chunk_hits = payload[piece]
+        while True:
+            for offset, (hits, chunk_hits), key in scanner.find(chunk, pos, end):
                 if chunk_hits:
                     present |= chunk_hits
-                    seen.add(piece)
+                    seen.add(key)
                 if hits:
-                    start = max(start, chunk.rfind(b"\n", looked, match.start()) + 1)
-                    looked = match.start()
+                    start = max(start, chunk.rfind(b"\n", looked, offset) + 1)
+                    looked = offset
                     if start in found:
                         found[start] |= hits
                     else:
                         found[start] = set(hits)
-            pos = end
-            regex = self._without(frozenset(seen & self._presence_only))
-        return found, present
-
-    def _without(self, dropped: frozenset) -> re.Pattern:
-        if not dropped:
-            return self.regex
-        regex = self._reduced.get(dropped)
-        if regex is None:
-            if len(self._reduced) >= MAX_REDUCED:
-                self._reduced.clear()
-            regex = self._reduced[dropped] = self._compiled(dropped)
-        return regex
+            if end >= len(chunk):
+                return found, present
+            # the rest of the chunk is scanned without the presence anchors seen in the head
+            presence_only = scanner.presence_only
+            scanner = self._without(frozenset(unit for key in seen if key in presence_only
+                                              for unit in presence_only[key]))
+            pos, end = end, len(chunk)
 
     def line_payloads(self, line: bytes) -> set[int]:
         """Payloads (of both kinds) whose anchors may occur in one line (the streaming path)."""
         out: set[int] = set()
-        for match in self.regex.finditer(line.translate(self.table)):
-            hits, chunk_hits = self._payload[match.group(1)]
+        for _, (hits, chunk_hits), _ in self._scanner.find(line, 0, len(line)):
             out |= hits | chunk_hits
         return out
 
