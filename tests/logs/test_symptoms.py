@@ -58,6 +58,14 @@ def test_copies_that_are_not_the_world_size_are_a_doubled_logger(rules):
     assert _shown(rules, facts) == []
 
 
+def test_timings_that_differ_between_ranks_do_not_hide_the_same_loss(rules):
+    lines = [f"Epoch: [0]  [{i:4d}/1251]  eta: 0:1{r}:02  lr: 0.100000  loss: {6.9 - i / 1000:.4f} ({6.9:.4f})  "
+             f"time: 0.{40 + r}21  data: 0.0{r}1  max mem: 1{r}512" for i in (0, 10, 20, 30) for r in range(4)]
+    facts = _facts(rules, "\n".join(lines) + "\n")
+    assert (facts["log.loss_lines"], facts["log.loss_line_copies"]) == (4, 4)
+    assert _shown(rules, facts) == ["missing-distributed-sampler"]
+
+
 def test_per_rank_lines_with_their_own_losses_are_not_a_finding(rules):
     text = "".join(f"iter {i} loss: {1 + r / 10 + i / 100:.4f}\n" for i in range(6) for r in range(4))
     facts = _facts(rules, text)

@@ -48,8 +48,12 @@ _HAS_LOSS = re.compile(_LOSS)
 _LOSS_LINE = re.compile(rb"^(?![ \t]*" + _LABEL + rb")[ \t]*(?P<body>[^\n]*?" + _LOSS + rb"[^\n]*|-?\d+\.\d+[ \t]*)$", re.M)
 _PROGRESS_LINE = re.compile(rb"^[ \t]*(?:" + _LABEL + rb"[ \t]*){0,3}"
                             rb"(?P<body>[^\n]*?\b(?i:epoch|step|iter|iteration|batch)\b[^\n]{0,3}?\d[^\n]*)$", re.M)
-_MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d\d:\d\d:\d\d(?:[.,]\d+)?|\b(?i:rank|gpu|cuda:|device|local_rank|pid)"
-                   rb"[ :=#]{0,3}\d+|\[[IWEF]\d{4}")
+# what differs between ranks printing the same step: stamps, rank/device numbers, timings, speeds, memory
+_MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?|\b(?i:rank|gpu|cuda:|device|local_rank|pid)"
+                   rb"[ :=#]{0,3}\d+|\[[IWEF]\d{4}"
+                   rb"|\b(?i:eta|time|data|data_time|batch_time|step_time|loader_time|elapsed|memory|max mem|mem)"
+                   rb"['\"]?[ :=]{1,3}['\"]?[\d.:e+-]+(?: ?(?:ms|s|sec|MB|GB|MiB|GiB)\b)?"
+                   rb"|\d+(?:\.\d+)? ?(?i:ms|sec|secs|seconds|samples/s|samples/sec|img/s|images/sec|tokens/s|tok/s)\b")
 _POSITION = re.compile(rb"(?:\|[ \t]*|\[[ \t]*|\b(?i:iter|iteration|step|batch|it)s?\b[ \t:=#\[]{0,3})"
                        rb"(?P<step>\d+)[ \t]*/[ \t]*(?P<total>\d+)\b(?![./])")
 _RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it)\b")
