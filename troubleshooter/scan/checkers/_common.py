@@ -121,3 +121,43 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
         if made is None or made.method not in m.classes:
             return None  # ``coco_eval.evaluate()``: an object of a class this file does not define
     return info
+
+
+def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
+    """The ``default=`` node of the command-line option an attribute reads (``args.shuffle`` from
+    ``add_argument("--shuffle", default=True)``), when nothing in the file assigns that attribute."""
+    attr = last(name) if name and "." in name else None
+    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
+        return None
+    for s in m.calls:
+        if s.method != "add_argument" or s.kw("default") is None:
+            continue
+        dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
+                                            if str(const(a)).startswith("--")), None)
+        if dest == attr:
+            return s.kw("default")
+    return None
+
+
+def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default=None):
+    """The literal value an argument evidently holds: a literal; a name the function only ever binds to that
+    literal; an option's unchanged default (``args.shuffle``); a key of a dict literal (``cfg["shuffle"]``)."""
+    value = const(node, default=...)
+    if value is not ...:
+        return value
+    name = dotted(node)
+    if name:
+        found = option_default(m, name)
+        if found is not None:
+            return const(found, default=default)
+        bindings = [b for b in m.bindings.get(name, ()) if b.func is site.ctx.func]
+        values = {repr(const(b.value, default=...)) for b in bindings}
+        if bindings and len(values) == 1 and "Ellipsis" not in values:
+            return const(bindings[0].value)
+    if isinstance(node, ast.Subscript) and isinstance(const(node.slice, default=...), str):
+        binding = m.binding(dotted(node.value), site.line, site.ctx.func) if dotted(node.value) else None
+        if binding is not None and isinstance(binding.value, ast.Dict):
+            for key, value_node in zip(binding.value.keys, binding.value.values):
+                if key is not None and const(key, default=...) == const(node.slice):
+                    return const(value_node, default=default)
+    return default

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, local_rank_name
-from troubleshooter.scan.model import RANK0, const, dotted, last, source
+from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, local_rank_name, option_default
+from troubleshooter.scan.model import RANK0, const, dotted, source
 
 
 class HardcodedCuda0Checker(Checker):
@@ -74,13 +74,9 @@ class HardcodedCuda0Checker(Checker):
         every call of which leaves it out."""
         moved = {dotted(s.arg(0, "device")) for s in m.calls if s.method in ("to", "cuda", "device")} | {
             dotted(s.kw("device")) for s in m.calls}
-        for s in m.calls:
-            default = s.kw("default")
-            if s.method != "add_argument" or const(default) != "cuda:0" or HardcodedCuda0Checker._skip(s.ctx):
-                continue
-            dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
-                                                if str(const(a)).startswith("--")), None)
-            if dest and any(last(n) == dest for n in moved if n) and not any(last(t) == dest for t in m.bindings):
+        defaults = {id(d): d for d in (option_default(m, n) for n in sorted(filter(None, moved))) if d is not None}
+        for default in defaults.values():
+            if const(default) == "cuda:0":
                 yield default.lineno, default, "cuda:0"
         for infos in m.functions.values():
             for info in infos:

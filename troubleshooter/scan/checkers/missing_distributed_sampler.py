@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, dataloaders, dataset_name, loader_label, local_callee, truthy_literal,
+    contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, truthy_literal,
 )
 from troubleshooter.scan.model import const, dotted
 
@@ -88,7 +88,7 @@ class MissingDistributedSamplerChecker(Checker):
 
     @staticmethod
     def _trains(m, site) -> bool:
-        if truthy_literal(site.kw("shuffle")):
+        if truthy_literal(site.kw("shuffle")) or resolved_const(m, site.kw("shuffle"), site) is True:
             return True
         name = site.assigned_to
         if not name:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, truthy_literal
+from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, resolved_const, truthy_literal
 from troubleshooter.scan.model import const, dotted, source
 
 
@@ -27,13 +27,9 @@ class ShuffleWithSamplerChecker(Checker):
 
     @staticmethod
     def _true(m, site) -> bool:
-        """shuffle=True, or shuffle=<name> that the function only ever sets to True."""
+        """shuffle=True, or a name, option default or config key that evidently holds True."""
         value = site.kw("shuffle")
-        if truthy_literal(value):
-            return True
-        name = dotted(value)
-        bindings = [b for b in m.bindings.get(name, ()) if b.func is site.ctx.func] if name else []
-        return bool(bindings) and all(truthy_literal(b.value) for b in bindings)
+        return truthy_literal(value) or resolved_const(m, value, site) is True
 
 
 CHECKER = ShuffleWithSamplerChecker()
