@@ -117,6 +117,18 @@ def test_a_rate_that_halves_with_twice_the_ranks_is_poor_scaling(rules):
     assert "log.rate_scaling" not in _facts(rules, run(2, "1.30it/s", 50))  # one world size: nothing to compare
 
 
+def test_job_wide_sample_rates_are_compared_per_rank(rules):
+    def run(size: int, rate: float) -> str:
+        return (f"Num processes: {size}\n"
+                f"{{'train_runtime': 60.1, 'train_samples_per_second': {rate}, 'epoch': 1.0}}\n")
+    flat = _facts(rules, run(1, 100.0) + run(2, 110.0))
+    assert flat["log.rate_scaling"] == 0.55
+    assert _shown(rules, flat) == ["poor-scaling-efficiency"]
+    assert _shown(rules, _facts(rules, run(1, 100.0) + run(2, 190.0))) == []
+    per_gpu = _facts(rules, "World size: 1\nIter #0: 790.2 img/sec per GPU\nWorld size: 8\nIter #0: 402.5 img/sec per GPU\n")
+    assert per_gpu["log.rate_scaling"] == round(402.5 / 790.2, 3)
+
+
 def test_world_size_wordings_of_several_launchers(rules):
     for line, size in (("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4", 4), ("Num processes: 2", 2),
                        ("$ python -m torch.distributed.launch --nproc_per_node=8 train.py", 8),

@@ -7,8 +7,9 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
   masked): training lines that carry a loss value, and progress lines (epoch/step counters) without
   one. Progress-bar redraws (tqdm lines with a rate) are left out: they repeat by themselves;
 - the last progress position (``step/total``) the log shows, to tell a stall at the end of an epoch;
-- iteration rates (``it/s``, ``s/it``) paired with the world size the log declared before them
-  (the world-size wordings are the ``log.world_size_*`` fact signatures of ``rules/signatures``).
+- rates (``it/s``, ``s/it``, samples/images/tokens per second, per GPU or for the whole job) paired
+  with the world size the log declared before them (the world-size wordings are the
+  ``log.world_size_*`` fact signatures of ``rules/signatures``).
 
 The rules decide what the facts mean and gate them on enough evidence.
 """
@@ -36,7 +37,7 @@ FACTS = (
     FactSpec("log.progress_last_total", "int", "The total of the last progress position in the log"),
     FactSpec("log.progress_last_fraction", "float", "How far into its epoch the last progress position is (step/total)"),
     FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
-    FactSpec("log.rate_scaling", "float", "Per-rank iteration rate at the largest world size over the rate at the smallest"),
+    FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
 )
 
 _LABEL = rb"(?:\[(?:[Rr]ank ?|default)?\d+\]:?|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=[ \t])|[a-z][a-z0-9.-]*\d:(?=[ \t]))"
@@ -56,7 +57,11 @@ _MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?|\b(?i:ra
                    rb"|\d+(?:\.\d+)? ?(?i:ms|sec|secs|seconds|samples/s|samples/sec|img/s|images/sec|tokens/s|tok/s)\b")
 _POSITION = re.compile(rb"(?:\|[ \t]*|\[[ \t]*|\b(?i:iter|iteration|step|batch|it)s?\b[ \t:=#\[]{0,3})"
                        rb"(?P<step>\d+)[ \t]*/[ \t]*(?P<total>\d+)\b(?![./])")
-_RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it)\b")
+# a rate: its value, its unit, and whether it is per rank (it/s, "... per GPU") or for the whole job
+_RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it|(?i:samples|img|images|tokens|tok)/s(?:ec)?)\b"
+                   rb"(?P<per>[ \t]*(?i:per[ \t]?(?:gpu|device|rank)))?"
+                   rb"|(?P<key>train_samples_per_second|(?i:img/sec per gpu|images/sec per gpu))['\"]?[ \t]*[:=][ \t]*"
+                   rb"(?P<keyed>\d+(?:\.\d+)?)")
 MAX_LINES = 20000       # lines of one family counted per log
 
 
@@ -120,29 +125,33 @@ class SymptomScanner:
         return facts
 
     def _rates(self, windows: list[bytes]) -> dict[str, Any]:
-        """Iteration rates by the world size declared before them; the ratio of the extremes."""
+        """Per-rank rates by the world size declared before them; the ratio of the extremes.
+
+        Rates of the whole job (samples/s without "per GPU") are divided by the world size; the
+        two world sizes are compared in a unit both show (iterations first)."""
         if self._world is None:
             return {}
-        by_size: dict[int, list[float]] = {}
+        by_size: dict[int, dict[str, list[float]]] = {}
+
+        def add(size: int | None, text: bytes) -> None:
+            if size is not None and size > 0:
+                for unit, rate in _rates(text, size):
+                    by_size.setdefault(size, {}).setdefault(unit, []).append(rate)
+
         size = None
         for window in windows:
             marks = [(m.start(), self._world_size(m.group(0))) for m in self._world.finditer(window)]
-            if not marks:
-                if size is not None:
-                    by_size.setdefault(size, []).extend(_rates(window))
-                continue
-            if size is not None:
-                by_size.setdefault(size, []).extend(_rates(window[: marks[0][0]]))
+            add(size, window[: marks[0][0]] if marks else window)
             for (start, value), nxt in zip(marks, [m[0] for m in marks[1:]] + [len(window)]):
-                if value is not None:
-                    size = value
-                if size is not None:
-                    by_size.setdefault(size, []).extend(_rates(window[start:nxt]))
-        sizes = sorted(s for s, rates in by_size.items() if rates and s > 0)
-        if len(sizes) < 2:
+                size = value if value is not None else size
+                add(size, window[start:nxt])
+        if len(by_size) < 2:
             return {}
-        low, high = sizes[0], sizes[-1]
-        ratio = statistics.median(by_size[high]) / statistics.median(by_size[low])
+        low, high = min(by_size), max(by_size)
+        unit = next((u for u in ("it", *sorted(by_size[low])) if u in by_size[low] and u in by_size[high]), None)
+        if unit is None:
+            return {}
+        ratio = statistics.median(by_size[high][unit]) / statistics.median(by_size[low][unit])
         return {"log.rate_world_sizes": [low, high], "log.rate_scaling": round(ratio, 3)}
 
     def _world_size(self, text: bytes) -> int | None:
@@ -153,13 +162,23 @@ class SymptomScanner:
         return None
 
 
-def _rates(text: bytes) -> list[float]:
-    """Iterations per second of every rate in ``text`` (``s/it`` inverted)."""
+def _rates(text: bytes, size: int) -> list[tuple[str, float]]:
+    """(unit, per-rank rate) of every rate in ``text``: ``s/it`` inverted, job-wide rates divided by ``size``."""
     out = []
-    for value, unit in _RATE.findall(text):
-        number = float(value)
-        if number > 0:
-            out.append(number if unit == b"it/s" else 1 / number)
+    for match in _RATE.finditer(text):
+        number = float(match["value"] or match["keyed"])
+        if number <= 0:
+            continue
+        if match["key"]:
+            unit = match["key"].lower()
+            per_rank = b"per gpu" in unit
+        else:
+            unit = match["unit"].lower()
+            per_rank = unit in (b"it/s", b"s/it") or bool(match["per"])
+        if unit == b"s/it":
+            unit, number = b"it/s", 1 / number
+        name = "it" if unit == b"it/s" else re.match(rb"(?:train_)?([a-z]+)", unit)[1].decode()
+        out.append((name, number if per_rank else number / size))
     return out
 
 
