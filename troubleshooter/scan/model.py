@@ -451,31 +451,38 @@ def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
 
 def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
     """A function (or every method of a class) all of whose call sites, in the modules of the scan, run on
-    rank 0 only runs on rank 0 only."""
-    defs: dict[str, list[FuncInfo]] = {}
-    for index in indexes:
+    rank 0 only runs on rank 0 only. A bare call ``f()`` in a module that defines its own top-level ``f`` calls
+    that one, not a namesake in another module."""
+    defs: dict[str, list[tuple[int, FuncInfo]]] = {}
+    own: list[set[str]] = []  # per index: its top-level function names
+    for position, index in enumerate(indexes):
+        own.append({name for name, infos in index.functions.items() if any(i.module_level for i in infos)})
         for name, infos in index.functions.items():
-            defs.setdefault(name, []).extend(i for i in infos if i.name != "<class>")
+            defs.setdefault(name, []).extend((position, i) for i in infos if i.name != "<class>")
             for info in infos:
                 if info.cls and info.name != "<class>":
-                    defs.setdefault(info.cls, []).append(info)  # constructing the class runs its methods
-    sites: dict[str, list[CallSite]] = {}
-    for index in indexes:
+                    defs.setdefault(info.cls, []).append((position, info))  # constructing the class runs its methods
+    sites: dict[str, list[tuple[int, CallSite]]] = {}
+    for position, index in enumerate(indexes):
         for site in index.calls:
             local = index.project.local_modules if index.project is not None else ()
             if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
                                         or site.method[:1].isupper()):
-                sites.setdefault(site.method, []).append(site)
+                sites.setdefault(site.method, []).append((position, site))
     P = indexes[0].P if indexes else None
+    callers_of: list[tuple[FuncInfo, list[CallSite]]] = []
+    for name, infos in defs.items():
+        for owner, info in infos:
+            callers = [s for where, s in sites.get(name, ()) if not (
+                s.recv is None and info.module_level and where != owner and name in own[where])]
+            if callers:
+                callers_of.append((info, callers))
     for _ in range(3):
-        for name, infos in defs.items():
-            callers = sites.get(name)
-            if callers and all(s.rank0 for s in callers):
-                for info in infos:
-                    info.rank0 = True
-            if callers and all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
-                for info in infos:
-                    info.rank0_first = True
+        for info, callers in callers_of:
+            if all(s.rank0 for s in callers):
+                info.rank0 = True
+            if all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
+                info.rank0_first = True
 
 
 def _under_rank0_first(site: CallSite, P: Patterns) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import deque
 from functools import lru_cache
 from pathlib import Path
@@ -180,13 +181,13 @@ class Project:
         through a package ``__init__``), and everything these import. A standalone tool next to them (a checkpoint
         converter, a plotting script) is not: it is judged on its own, as if scanned alone (and costs no summary).
         None when no module may start distributed: then every module is summarised, as for any project."""
-        words = self._start_words()
+        signs = self._start_signs()
         imports: dict[str, set[str]] = {}
         starts: set[str] = set()
         for path, data, tree in modules:
             key = _key(path, tree)
             imports[key] = {str(p.resolve()) for _, p in _resolve(Path(path), _statement_imports(tree))}
-            if any(word in data for word in words):
+            if any(all(word.search(data) for word in sign) for sign in signs):
                 starts.add(key)
         if not starts:
             return None
@@ -202,13 +203,16 @@ class Project:
                     todo.append(target)
         return path_set
 
-    def _start_words(self) -> tuple[bytes, ...]:
-        """Words without which a module cannot start distributed work itself (from the patterns, not a second list)."""
+    def _start_signs(self) -> tuple[tuple[re.Pattern, ...], ...]:
+        """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
+        from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
+        a model from the ``transformers`` package starts nothing); any ``lightning``."""
         P = self.P
-        names = {last(q) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
+        signs = {(last(q),) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
         for spec in P.frameworks.values():
-            names |= {q.partition(".")[0] for q in (*spec.get("entry", ()), *spec.get("entry_prefixes", ()))}
-        return tuple(sorted(n.encode() for n in names if n))
+            signs |= {(q.partition(".")[0], last(q)) for q in spec.get("entry", ())}
+            signs |= {(q.partition(".")[0],) for q in spec.get("entry_prefixes", ())}
+        return tuple(tuple(_code_word(word) for word in sign) for sign in sorted(signs) if all(sign))
 
     @classmethod
     def of_index(cls, index) -> "Project":
@@ -322,6 +326,12 @@ class Project:
         own_main = key not in self._helpers and name in self._main_refs.get(key, ())
         return (name in self._own_names[key] or name in self._attr_refs or name in self._imported or own_main
                 or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
+
+
+@lru_cache(maxsize=256)
+def _code_word(word: str) -> re.Pattern:
+    """``word`` on a line that is not a comment (``# local rank for DistributedDataParallel`` starts nothing)."""
+    return re.compile(rb"^[ \t]*[^#\s][^\n]*" + re.escape(word.encode()), re.M)
 
 
 def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
