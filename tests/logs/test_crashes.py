@@ -163,3 +163,24 @@ def test_a_kernel_assertion_is_the_cause_and_the_watchdogs_device_side_assert_it
 """)
     assert facts["log.root_cause"]["id"] == "cuda-device-assert"
     assert facts["log.cuda-device-assert"][0]["vars"]["assertion"] == "srcIndex < srcSelectDimSize"
+
+
+def test_every_launchers_wording_of_a_signal_is_decoded(rules):
+    cases = {
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL": "out-of-memory",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGSEGV": "native-crash",
+        "subprocess.CalledProcessError: Command '['python', '-u', 'train.py', '--local_rank=1']' returned non-zero exit status -9.": "out-of-memory",
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGBUS: 7>.": "shm-too-small",
+        "      Reason:       OOMKilled": "out-of-memory",
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.0 cgroup.": "out-of-memory",
+        "terminate called after throwing an instance of 'c10::Error'": "native-crash",
+        "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.": "ddp-without-trainable-parameters",
+    }
+    for line, want in cases.items():
+        assert _facts(rules, line + "\n")["log.root_cause"]["id"] == want, line
+
+
+def test_an_mp_spawn_exit_is_a_failure_of_that_process(rules):
+    facts = _facts(rules, "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1\n")
+    values = facts["log.unrecognized-failure"][0]["vars"]
+    assert (values["local_rank"], values["exit_code"]) == (3, 1)

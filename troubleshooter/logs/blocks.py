@@ -26,7 +26,7 @@ ANCHORS = (
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
     "Out Of Memory", "mpirun noticed", '", line ', "exits with return code",
-    "StopIteration", "SystemExit",
+    "StopIteration", "SystemExit", "terminated with",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
@@ -42,6 +42,8 @@ _ONE_LINE_EXITS = (
     (re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+) "
                 r"exited on signal (?P<signum>\d+)"), "mpirun"),
     (re.compile(r"sigkill_handler\].*exits with return code = (?P<code>-?\d+)"), "deepspeed"),
+    (re.compile(r"[Pp]rocess (?P<local>\d+) terminated with (?:exit code (?P<code>-?\d+)|signal (?P<signame>SIG[A-Z]+)"
+                r"|the following error)"), "mp.spawn"),
 )
 # the launcher's own exceptions (raised in the agent after a worker failed): not a worker's first error
 _LAUNCHER_EXCEPTIONS = ("ChildFailedError", "SignalException")
@@ -186,8 +188,12 @@ class BlockTracker:
             code = int(g["code"]) if g.get("code") else None
             if g.get("signum"):
                 code = -int(g["signum"])
+            elif (g.get("signame") or "").startswith("SIG") and g["signame"] in _signal.Signals.__members__:
+                code = -_signal.Signals[g["signame"]].value
             elif g.get("signame"):
                 code = -_SIGNAL_NAMES.get(g["signame"], 9) if g["signame"] != "Out Of Memory" else -9
+            elif launcher == "mp.spawn" and code is None:
+                code = 1  # "terminated with the following error": the rank raised
             self.failures.append(Failure(
                 rank=int(g["rank"]) if g.get("rank") else None, local_rank=int(g["local"]) if g.get("local") else None,
                 host=g.get("host"), exit_code=code, pid=int(g["pid"]) if g.get("pid") else None,
