@@ -15,7 +15,8 @@ class MissingSetEpochChecker(Checker):
     id = "missing-set-epoch"
 
     def check(self, m):
-        if m.methods("set_epoch") or (m.project is not None and "set_epoch" in m.project.referenced):
+        if any(self._moves_epoch(m, site) for site in m.methods("set_epoch")) or (
+                m.project is not None and "set_epoch" in m.project.referenced and not m.methods("set_epoch")):
             return  # also through a loader wrapper of the project (LAVIS IterLoader calls sampler.set_epoch)
         for site in _sampler_sites(m):
             if const(site.kw("shuffle"), default=True) is False:
@@ -29,9 +30,11 @@ class MissingSetEpochChecker(Checker):
             epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m)
             if epoch_var is None:
                 continue
-            yield Hit(site.line, f"{sampler} is a shuffling DistributedSampler but {sampler}.set_epoch({epoch_var}) "
-                                 "is never called: every epoch repeats the same order on every rank",
-                      {"sampler": sampler, "loader": loader_name, "variable": epoch_var})
+            fixed = m.methods("set_epoch")
+            what = (f"set_epoch is only called at line {fixed[0].line} with an epoch that does not change per epoch"
+                    if fixed else f"{sampler}.set_epoch({epoch_var}) is never called")
+            yield Hit(site.line, f"{sampler} is a shuffling DistributedSampler but {what}: every epoch repeats the "
+                                 "same order on every rank", {"sampler": sampler, "loader": loader_name, "variable": epoch_var})
 
     @staticmethod
     def _names_of(m, site) -> list[str]:
@@ -74,6 +77,18 @@ class MissingSetEpochChecker(Checker):
                 outer = loop.ctx.loops[-1]
                 return dotted(getattr(outer, "target", None)) or "epoch"
         return None
+
+    @staticmethod
+    def _moves_epoch(m, site) -> bool:
+        """A set_epoch call that can change the epoch: not a constant (``set_epoch(0)``), and not a single call made
+        before the epoch loop of its own function (``sampler.set_epoch(start_epoch)`` then ``for epoch in ...``)."""
+        value = site.arg(0, "epoch")
+        if value is not None and const(value, default=...) is not ...:
+            return False
+        if site.ctx.loops:
+            return True
+        return not any(loop.ctx.func is site.ctx.func and loop.node.lineno > site.line and not loop.ctx.loops
+                       and loop.target and "epoch" in loop.target.lower() for loop in m.loops)
 
     @staticmethod
     def _repeated_training(m) -> str | None:
