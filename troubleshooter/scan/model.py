@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from troubleshooter.scan.guards import (  # noqa: F401
     NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods, walk)
@@ -141,6 +141,7 @@ class ModuleIndex:
         self.strings: set[str] = set()
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
+        self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is None or project.nodes(tree) is None:  # else the project learnt this module already
@@ -382,13 +383,15 @@ class ModuleIndex:
         """The CallSite of a Call node."""
         return self._call_by_node.get(id(node))
 
-    def sites_in(self, node: ast.AST) -> Iterator[CallSite]:
-        """Calls lexically inside ``node``."""
-        for sub in walk(node):
-            if isinstance(sub, ast.Call):
-                site = self._call_by_node.get(id(sub))
-                if site is not None:
-                    yield site
+    def sites_in(self, node: ast.AST) -> list[CallSite]:
+        """Calls lexically inside ``node`` (walked once per node: the checkers ask about the same loops and
+        functions again and again)."""
+        found = self._sites_in.get(id(node))
+        if found is None:
+            calls = self._call_by_node
+            found = self._sites_in[id(node)] = [calls[id(sub)] for sub in walk(node)
+                                                if sub.__class__ is ast.Call and id(sub) in calls]
+        return found
 
     def mentions_rank(self, node: ast.AST) -> bool:
         """True when any part of ``node`` is a rank expression."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from collections import deque
 from functools import lru_cache
 from pathlib import Path
@@ -187,7 +186,7 @@ class Project:
         for path, data, tree in modules:
             key = _key(path, tree)
             imports[key] = {str(p.resolve()) for _, p in _resolve(Path(path), _statement_imports(tree))}
-            if any(all(word.search(data) for word in sign) for sign in signs):
+            if any(all(_in_code(data, word) for word in sign) for sign in signs):
                 starts.add(key)
         if not starts:
             return None
@@ -203,7 +202,7 @@ class Project:
                     todo.append(target)
         return path_set
 
-    def _start_signs(self) -> tuple[tuple[re.Pattern, ...], ...]:
+    def _start_signs(self) -> tuple[tuple[bytes, ...], ...]:
         """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
         from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
         a model from the ``transformers`` package starts nothing); any ``lightning``."""
@@ -212,7 +211,7 @@ class Project:
         for spec in P.frameworks.values():
             signs |= {(q.partition(".")[0], last(q)) for q in spec.get("entry", ())}
             signs |= {(q.partition(".")[0],) for q in spec.get("entry_prefixes", ())}
-        return tuple(tuple(_code_word(word) for word in sign) for sign in sorted(signs) if all(sign))
+        return tuple(tuple(word.encode() for word in sign) for sign in sorted(signs) if all(sign))
 
     @classmethod
     def of_index(cls, index) -> "Project":
@@ -328,10 +327,14 @@ class Project:
                 or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
 
 
-@lru_cache(maxsize=256)
-def _code_word(word: str) -> re.Pattern:
-    """``word`` on a line that is not a comment (``# local rank for DistributedDataParallel`` starts nothing)."""
-    return re.compile(rb"^[ \t]*[^#\s][^\n]*" + re.escape(word.encode()), re.M)
+def _in_code(data: bytes, word: bytes) -> bool:
+    """``word`` occurs on a line that is not a comment (``# local rank for DistributedDataParallel`` starts nothing)."""
+    at = data.find(word)
+    while at != -1:
+        if not data[data.rfind(b"\n", 0, at) + 1:at].lstrip().startswith(b"#"):
+            return True
+        at = data.find(word, at + 1)
+    return False
 
 
 def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
