@@ -18,7 +18,7 @@ from troubleshooter.core.yamlspan import SpanDict
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
-              "load_helper_names", "dataset_fetchers")
+              "load_helper_names", "dataset_fetchers", "collective_helper_names")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
@@ -33,7 +33,7 @@ KEYS = (
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
     "local_rank_names", "distributed_flag_words", "model_preparers", "functional_losses_with_weight",
     "ddp_settings", "global_batch_help_words", "main_process_loggers", "hub_packages", "local_samplers", "log_output_setup",
-    "framework_collective_functions", *REGEX_KEYS,
+    "framework_collective_functions", "collective_helper_skip_packages", *REGEX_KEYS,
 )
 
 

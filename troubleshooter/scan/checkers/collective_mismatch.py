@@ -30,6 +30,8 @@ class CollectiveMismatchChecker(Checker):
                 continue
             if self._is_collective(m, site, names):
                 candidates.append((site, site.method))
+            elif _imported_collective_helper(m, site):
+                candidates.append((site, f"{site.method}()"))
             else:
                 callee = local_callee(m, site)
                 if callee is not None and callee.name in runs and callee is not site.ctx.func:
@@ -48,7 +50,8 @@ class CollectiveMismatchChecker(Checker):
                           {"variable": label[len("forward of "):]})
                 continue
             where = "rank 0 only" if site.rank0 else "some ranks only"
-            inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") else ""
+            inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") and label[:-2] in runs else (
+                " (by its name a collective helper)" if label.endswith("()") else "")
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
                                  "blocks until the collective times out", {"variable": label})
 
@@ -166,6 +169,17 @@ class CollectiveMismatchChecker(Checker):
                     if callee is not None and callee.name in runs and callee is not func:
                         runs[func.name] = f"{callee.name}() at line {site.line}"
         return runs
+
+
+def _imported_collective_helper(m: ModuleIndex, site: CallSite) -> bool:
+    """A function imported from the project's helper modules whose name says it runs a collective
+    (``utils.reduce_dict(...)``, ``comm.synchronize()``); not one of torch / numpy (``torch.cuda.synchronize``)."""
+    if "." not in site.name or local_callee(m, site) is not None or site.name in collective_names(m):
+        return False
+    root = site.name.partition(".")[0]
+    if root in m.P.collective_helper_skip_packages or root not in {q.partition(".")[0] for q in m.aliases.values()}:
+        return False
+    return m.P.matches("collective_helper_names", site.method)
 
 
 def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str]) -> bool:
