@@ -184,3 +184,15 @@ def test_an_mp_spawn_exit_is_a_failure_of_that_process(rules):
     facts = _facts(rules, "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1\n")
     values = facts["log.unrecognized-failure"][0]["vars"]
     assert (values["local_rank"], values["exit_code"]) == (3, 1)
+
+
+def test_more_wordings_of_device_memory_and_library_failures(rules):
+    cases = {
+        "train.py: error: the following arguments are required: --local_rank": "local-rank-argument",
+        "RuntimeError: module must have its parameters and buffers on device cuda:1 (device_ids[0]) but found one of them on device: cuda:0": "device-mismatch",
+        "RuntimeError: DistributedDataParallel's input module must be on the same type of devices, but input module parameters locate in {'cuda', 'cpu'}.": "ddp-before-to-device",
+        "MemoryError: Unable to allocate 3.58 GiB for an array with shape (480000000,) and data type float64": "out-of-memory",
+        "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by libtorch_python.so)": "library-version-incompatible",
+    }
+    for line, want in cases.items():
+        assert _facts(rules, line + "\n")["log.root_cause"]["id"] == want, line
