@@ -193,10 +193,15 @@ class RankLogic:
             known = [p for p in parts if p]
             if not known:
                 return None
+            # the else side is the negation: ``not (a and b)`` is ``not a or not b`` and the other way round
             if isinstance(test.op, ast.And):
-                return (RANK0, RANKDEP) if any(p[0] == RANK0 for p in known) else (RANKDEP, RANKDEP)
+                body = RANK0 if any(p[0] == RANK0 for p in known) else \
+                    NONZERO if any(p[0] == NONZERO for p in known) else RANKDEP
+                # ``if not is_main() and not is_xla(): return``: what follows runs on the main process (or under XLA)
+                return body, RANK0 if all(p[1] == RANK0 for p in known) else RANKDEP
             # ``not distributed or rank == 0``: in a distributed run, only rank 0
-            return (RANK0, RANKDEP) if all(p[0] == RANK0 for p in known) else (RANKDEP, RANKDEP)
+            body = RANK0 if all(p[0] == RANK0 for p in known) else RANKDEP
+            return body, RANK0 if any(p[1] == RANK0 for p in known) else RANKDEP
         if self.is_main_flag(test):
             return (RANK0, NONZERO)
         if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0

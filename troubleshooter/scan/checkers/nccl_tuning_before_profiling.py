@@ -25,25 +25,40 @@ class NcclTuningBeforeProfilingChecker(Checker):
 
     @staticmethod
     def _sets(m):
+        """(line, variable) for each NCCL variable the code sets to a value of its own (a literal): a value
+        forwarded from the user's configuration or command line (``str(nccl_config["nsocks_perthread"])``, mmf) is
+        the user's tuning, not the script's."""
         for node in ast.walk(m.tree):
-            if isinstance(node, ast.Assign):
+            if isinstance(node, ast.Assign) and _literal(node.value):
                 for target in node.targets:
                     if isinstance(target, ast.Subscript) and m.qual(target.value) == "os.environ":
                         key = const(target.slice)
                         if isinstance(key, str):
                             yield node.lineno, key
         for site in m.calls:
-            if site.name in ("os.environ.setdefault", "os.putenv") and isinstance(const(site.arg(0)), str):
+            if site.name in ("os.environ.setdefault", "os.putenv") and isinstance(const(site.arg(0)), str) and (
+                    _literal(site.arg(1))):
                 yield site.line, const(site.arg(0))
             elif site.name == "os.environ.update":
                 for kw in site.node.keywords:
-                    if kw.arg:
+                    if kw.arg and _literal(kw.value):
                         yield site.line, kw.arg
                 mapping = site.arg(0)
                 if isinstance(mapping, ast.Dict):
-                    for key in mapping.keys:
-                        if isinstance(const(key), str):
+                    for key, value in zip(mapping.keys, mapping.values):
+                        if isinstance(const(key), str) and _literal(value):
                             yield site.line, const(key)
+
+
+def _literal(value: ast.AST | None) -> bool:
+    """A value written in the code: ``"8"``, ``8``, ``str(8)``, an f-string of literals."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        return _literal(value.args[0])  # str(8)
+    if isinstance(value, ast.JoinedStr):
+        return all(isinstance(part, ast.Constant) or _literal(getattr(part, "value", None)) for part in value.values)
+    return const(value) is not None
 
 
 CHECKER = NcclTuningBeforeProfilingChecker()
