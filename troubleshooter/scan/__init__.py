@@ -154,7 +154,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
         result.internal_errors += outcome.internal_errors
     for checker in checkers:
         if checker.satisfied_by and scanner.project_calls(checker.satisfied_by):
-            hits[checker.id] = []
+            hits[checker.id] = [h for h in hits[checker.id] if h.get("stands")]
     result.facts = {f"scan.{ident}": sorted(h, key=lambda x: (x["path"], x["line"])) for ident, h in hits.items()}
     result.facts.update({
         "scan.files": files,

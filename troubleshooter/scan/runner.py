@@ -100,7 +100,8 @@ class FileScanner:
             if found:
                 out.hits[checker.id] = [
                     {"detail": h.detail, "path": path, "line": h.line, "vars": dict(h.vars), "order": h.line,
-                     **({"end_line": h.end_line} if h.end_line else {})} for h in found]
+                     **({"end_line": h.end_line} if h.end_line else {}),
+                     **({"stands": True} if h.stands_when_satisfied else {})} for h in found]
         return out
 
     def _record_project_facts(self, index: ModuleIndex) -> None:

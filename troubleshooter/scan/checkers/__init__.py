@@ -30,6 +30,8 @@ class Hit:
     detail: str
     vars: dict[str, str] = field(default_factory=dict)
     end_line: int | None = None
+    # About order, not absence (set_device called too late): a ``satisfied_by`` call elsewhere does not clear it.
+    stands_when_satisfied: bool = False
 
 
 class Checker:

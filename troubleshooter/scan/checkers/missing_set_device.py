@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import local_rank_name
 from troubleshooter.scan.model import const
@@ -14,7 +16,10 @@ class MissingSetDeviceChecker(Checker):
     satisfied_by = "set_device"
 
     def check(self, m):
-        if m.calls_named(m.P.set_device) or "CUDA_VISIBLE_DEVICES" in m.strings:
+        if "CUDA_VISIBLE_DEVICES" in m.strings:
+            return
+        if m.calls_named(m.P.set_device):
+            yield from self._cuda_work_before(m)
             return
         for site in m.calls_named(m.P.init_process_group)[:1]:
             backend = const(site.arg(0, "backend"))
@@ -24,6 +29,33 @@ class MissingSetDeviceChecker(Checker):
             yield Hit(site.line, f"the process group starts without torch.cuda.set_device({rank}): NCCL then uses "
                                  "the current device, GPU 0, on every rank ('Duplicate GPU detected', extra "
                                  "memory and hangs on GPU 0)", {"variable": rank})
+
+    @staticmethod
+    def _cuda_work_before(m):
+        """CUDA work on the default device before the rank's set_device in the same function: ``torch.load``
+        without map_location (tensors go back to the GPU they were saved from), ``.cuda()`` / ``.to("cuda")``
+        without an index. Every process then also holds memory on GPU 0."""
+        by_rank = [s for s in m.calls_named(m.P.set_device) if s.arg(0) is not None and m.mentions_rank(s.arg(0))]
+        if not by_rank:
+            return
+        first = min(by_rank, key=lambda s: s.line)
+        if first.ctx.sides or first.ctx.dist_branch:
+            return
+        for site in m.calls:
+            if site.ctx.func is not first.ctx.func or site.line >= first.line or site.ctx.sides:
+                continue
+            loads = site.name == "torch.load" and site.kw("map_location") is None and len(site.node.args) < 2
+            moves = isinstance(site.node.func, ast.Attribute) and (
+                (site.method == "cuda" and not site.node.args and not site.node.keywords)
+                or (site.method == "to" and const(site.arg(0, "device")) == "cuda"))
+            if loads or moves:
+                rank = local_rank_name(m) or "local_rank"
+                what = "torch.load without map_location" if loads else f".{site.method}() on the default GPU"
+                yield Hit(site.line, f"{what} at line {site.line} runs before torch.cuda.set_device({rank}) (line "
+                                     f"{first.line}): every process puts those tensors on GPU 0 and holds memory "
+                                     "there; set the device first (and load with map_location)",
+                          {"variable": rank}, stands_when_satisfied=True)
+                return
 
 
 CHECKER = MissingSetDeviceChecker()
