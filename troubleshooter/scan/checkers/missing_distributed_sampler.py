@@ -86,18 +86,45 @@ class MissingDistributedSamplerChecker(Checker):
         cls = m.classes.get(made.method)
         return bool(cls) and any("Iterable" in (ast.unparse(b)) for b in cls.bases)
 
-    @staticmethod
-    def _trains(m, site) -> bool:
+    @classmethod
+    def _trains(cls, m, site) -> bool:
         if truthy_literal(site.kw("shuffle")) or resolved_const(m, site.kw("shuffle"), site) is True:
             return True
         name = site.assigned_to
         if not name:
-            return False
+            return cls._built_for_training(m, site)
         if "train" in name.lower():
             return True
+        return cls._iterated_by_training(m, name)
+
+    @staticmethod
+    def _iterated_by_training(m, name: str) -> bool:
         for loop in m.loops:  # iterated by a loop that steps (directly or in a local method it calls)
             if name in loop.iter_names and (any(s.method == "backward" for s in m.sites_in(loop.node))
                                             or m.is_training_loop(loop.node)):
+                return True
+        return False
+
+    @classmethod
+    def _built_for_training(cls, m, site) -> bool:
+        """A loader a local builder returns (``return DataLoader(ds, shuffle=is_train)``): it trains when a call
+        passes True for the shuffle parameter, or its result is a training loader (a ``train`` name, or iterated
+        by a loop that steps)."""
+        func = site.ctx.func
+        if func is None or not any(isinstance(n, ast.Return) and n.value is site.node for n in ast.walk(func.node)):
+            return False
+        shuffle = dotted(site.kw("shuffle"))
+        params = [a.arg for a in func.node.args.args]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for call in m.calls:
+            if local_callee(m, call) is not func:
+                continue
+            given = call.kw(shuffle) if shuffle else None
+            if given is None and shuffle in params and params.index(shuffle) < len(call.node.args):
+                given = call.node.args[params.index(shuffle)]
+            if truthy_literal(given) or (call.assigned_to and (
+                    "train" in call.assigned_to.lower() or cls._iterated_by_training(m, call.assigned_to))):
                 return True
         return False
 
