@@ -129,6 +129,15 @@ def test_job_wide_sample_rates_are_compared_per_rank(rules):
     assert per_gpu["log.rate_scaling"] == round(402.5 / 790.2, 3)
 
 
+def test_metric_logger_epochs_as_long_at_two_ranks_as_at_one(rules):
+    def run(size: int, steps: int) -> str:
+        return (f"Distributed training: True, world_size: {size}\n" + "".join(
+            f"2022/11/07 10:41:2{i} - mmengine - INFO - Epoch(train) [1][{i * 10}/{steps}]  lr: 1.0000e-04\n"
+            for i in range(1, 4)))
+    assert _shown(rules, _facts(rules, run(1, 857) + run(2, 857))) == ["missing-distributed-sampler"]
+    assert _shown(rules, _facts(rules, run(1, 857) + run(2, 429))) == []
+
+
 def test_world_size_wordings_of_several_launchers(rules):
     for line, size in (("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4", 4), ("Num processes: 2", 2),
                        ("$ python -m torch.distributed.launch --nproc_per_node=8 train.py", 8),
