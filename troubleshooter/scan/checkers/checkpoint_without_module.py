@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee
+from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, wrapped_models
 from troubleshooter.scan.model import dotted
 
 
@@ -28,6 +28,26 @@ class CheckpointWithoutModuleChecker(Checker):
                 yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
                                      f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
                           {"model": site.recv})
+        yield from self._prepared(m)
+
+    def _prepared(self, m):
+        """``torch.save(model.state_dict())`` of a model Accelerate's ``prepare`` returned: on several GPUs that
+        is the DDP wrapper too (``accelerator.unwrap_model(model).state_dict()`` is the model's)."""
+        for name, prep in wrapped_models(m).items():
+            if prep.method != "prepare" or prep.recv is None or prep.ctx.sides or prep.name in m.P.ddp_wrappers:
+                continue
+            if any(s.recv == name and s.method == "load_state_dict" and s.line > prep.line for s in m.calls):
+                continue  # checkpoints go back into the prepared model
+            for site in m.methods("state_dict", name):
+                if site.ctx.func is not prep.ctx.func or site.line <= prep.line or any(
+                        prep.line < b.line < site.line for b in m.bindings.get(name, ()) if b.func is site.ctx.func):
+                    continue
+                if self._in_conditional_expr(m, site) or not self._saved(m, site):
+                    continue
+                yield Hit(site.line, f"{name}.state_dict() is the prepared model's: on several GPUs it is the DDP "
+                                     f"wrapper, every key starts with 'module.'; save "
+                                     f"{prep.recv}.unwrap_model({name}).state_dict()", {"model": name})
+                return
 
     @staticmethod
     def _state_dicts_of(m, wrap, name: str):
