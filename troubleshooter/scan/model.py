@@ -144,7 +144,7 @@ class ModuleIndex:
         self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
-        if project is None or project.nodes(tree) is None:  # else the project learnt this module already
+        if project is None or project.parts(tree) is None:  # else the project learnt this module already
             self.guards.learn(assigns, defs, calls)
         self._mark_ifexp_arms()
         self._block(tree.body, Ctx())
@@ -155,7 +155,7 @@ class ModuleIndex:
     def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST], list[ast.Call]]:
         """Record imports and local definitions; return the assignments, functions and calls (for the guards)."""
         stars, assigns, defs, calls = [], [], [], []
-        walked = self.project.nodes(tree) if self.project is not None else None
+        walked = self.project.parts(tree) if self.project is not None else None
         for node in walked if walked is not None else walk(tree):
             if isinstance(node, ast.Call):
                 calls.append(node)

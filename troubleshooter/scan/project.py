@@ -21,8 +21,8 @@ from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
 
 # Statement kinds Project.add summarises besides names, attributes, calls and strings.
-_SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.ClassDef,
-                         ast.Import, ast.ImportFrom})
+_SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp,
+                         ast.ClassDef, ast.Import, ast.ImportFrom})
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
 # Words without which a module tells the project nothing (see Project.relevant).
 RELEVANT_WORDS = tuple(w.encode() for w in (
@@ -56,7 +56,7 @@ class Project:
         self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self._seen: set[str] = set()
-        self._nodes: dict[int, list[ast.AST]] = {}  # id(tree) -> every node, walked once (the index reuses it)
+        self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
         _is_file.cache_clear()  # the file-system lookups are cached for one scan only
         _is_dir.cache_clear()
 
@@ -69,7 +69,7 @@ class Project:
 
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).
-        ``keep_nodes``: remember its nodes for the index built next (not for a helper that is only read)."""
+        ``keep_nodes``: remember the nodes the index built next needs (not for a helper that is only read)."""
         key = _key(path, tree)
         if key in self._seen:
             return []
@@ -81,9 +81,7 @@ class Project:
         own_names = self._own_names.setdefault(key, set())
         main_attrs = self._main_attrs.setdefault(key, set())
         attr_heads: list[tuple[str, str, bool]] = []  # (head name, attribute, in the main block)
-        nodes: list[ast.AST] = [tree]
-        if keep_nodes:
-            self._nodes[id(tree)] = nodes
+        imports, others = [], []  # import statements; conditional expressions and class definitions
         for stmt in tree.body:
             in_main = _is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
@@ -98,7 +96,6 @@ class Project:
                         extend([c for c in child if isinstance(c, ast.AST)])
                     elif isinstance(child, ast.AST):
                         push(child)
-                nodes.append(node)
                 kind = node.__class__
                 if kind is ast.Name:
                     if node.ctx.__class__ is ast.Load:
@@ -134,7 +131,10 @@ class Project:
                     defs.append(node)
                 elif kind is ast.If:
                     ifs.append(node)
+                elif kind is ast.IfExp:
+                    others.append(node)
                 elif kind is ast.ClassDef:
+                    others.append(node)
                     self.classes.add(node.name)
                     mark_methods(node)
                     for base in node.bases:  # class MyTrainer(SFTTrainer): building one starts the framework
@@ -146,11 +146,13 @@ class Project:
                             aliases[node.name] = qual
                             self._framework_classes[node.name] = framework
                 elif kind is ast.Import:
+                    imports.append(node)
                     for alias in node.names:
                         head = alias.name.partition(".")[0]
                         aliases[alias.asname or head] = alias.name if alias.asname else head
                         imported.append((alias.name, 0))
                 elif kind is ast.ImportFrom:
+                    imports.append(node)
                     for alias in node.names:
                         self._imported.add(alias.name)
                         self._star_import |= alias.name == "*"
@@ -159,6 +161,8 @@ class Project:
                         imported.append((f"{node.module}.{alias.name}" if node.module else alias.name, node.level))
                     if node.module:
                         imported.append((node.module, node.level))
+        if keep_nodes:  # what ModuleIndex._collect_imports reads, in walk order within each kind
+            self._parts[id(tree)] = [*calls, *assigns, *imports, *defs, *others]
         for head, attr, in_main in attr_heads:  # ``utils.save_checkpoint``: a module's function, not a method
             if head in aliases:
                 (main_attrs if in_main else self._attr_refs).add(attr)
@@ -299,9 +303,10 @@ class Project:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
         return bool(self.frameworks) and all(finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
 
-    def nodes(self, tree: ast.Module) -> list[ast.AST] | None:
-        """Every node of a module this project has summarised (walked once), else None."""
-        return self._nodes.get(id(tree))
+    def parts(self, tree: ast.Module) -> list[ast.AST] | None:
+        """The calls, assignments, imports, definitions and conditional expressions of a module this project has
+        summarised (found in its one walk), else None."""
+        return self._parts.get(id(tree))
 
     def knows(self, path: str) -> bool:
         """True for a module this project has summarised."""
