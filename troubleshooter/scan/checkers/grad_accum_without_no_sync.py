@@ -26,16 +26,20 @@ class GradAccumWithoutNoSyncChecker(Checker):
         if no_sync:
             yield from self._backward_only(m, no_sync, model)
             return
+        reported: set[int] = set()
         for loop in m.loops:
             backward = self._backward_in(m, loop.node)
             if not backward:
                 continue
             gate = self._accum_gate(m, loop.node)
-            if gate is None or any(contains(gate, b.node) for b in backward):
+            if gate is None:  # the step may be gated inside the method that runs the backward (train_step)
+                gate, backward = self._gate_in_callee(m, backward)
+            if gate is None or any(contains(gate, b.node) for b in backward) or backward[0].line in reported:
                 continue
             steps = self._accum_name(gate.test)
             if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
                 continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
+            reported.add(backward[0].line)
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step only when {ast.unparse(gate.test)}) "
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",
@@ -55,6 +59,20 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if callee is not None and any(s.method == "backward" for s in m.sites_in(callee.node)):
                 found.append(site)
         return found
+
+    @classmethod
+    def _gate_in_callee(cls, m: ModuleIndex, calls: list[CallSite]):
+        """(gate, its backward calls) when a local function the loop calls runs backward() on every call and steps
+        the optimizer only under an accumulation test."""
+        for call in calls:
+            callee = local_callee(m, call) if call.method != "backward" else None
+            if callee is None:
+                continue
+            gate = cls._accum_gate(m, callee.node)
+            inner = [s for s in m.sites_in(callee.node) if s.method == "backward" and s.ctx.func is callee]
+            if gate is not None and inner:
+                return gate, inner
+        return None, calls
 
     @staticmethod
     def _backward_only(m: ModuleIndex, no_sync: list[CallSite], model: str):
