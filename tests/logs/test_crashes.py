@@ -196,3 +196,47 @@ def test_more_wordings_of_device_memory_and_library_failures(rules):
     }
     for line, want in cases.items():
         assert _facts(rules, line + "\n")["log.root_cause"]["id"] == want, line
+
+
+def test_a_sigkill_in_another_ranks_record_after_the_first_crash_is_the_teardown(rules):
+    facts = _facts(rules, """
+Traceback (most recent call last):
+  File "/w/train.py", line 88, in <module>
+    main()
+  File "/w/train.py", line 70, in main
+    batch = next(it)
+StopIteration
+W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:890] Sending process 101 closing signal SIGTERM
+E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] failed (exitcode: 1) local_rank: 1 (pid: 102) of binary: /usr/bin/python
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-01-01_10:00:31
+  host      : node0
+  rank      : 0 (local_rank: 0)
+  exitcode  : -9 (pid: 101)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 101
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-01-01_10:00:00
+  host      : node0
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 102)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+""")
+    assert facts["log.rank-crashed"][0]["rank"] == 1
+    assert "log.out-of-memory" not in facts
+    assert any(s["id"] == "out-of-memory" and s["rank"] == 0 for s in facts["log.suppressed"])
+
+
+def test_a_sigkill_alone_is_still_host_memory(rules):
+    facts = _facts(rules, "E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] "
+                          "failed (exitcode: -9) local_rank: 0 (pid: 102) of binary: /usr/bin/python\n")
+    assert facts["log.root_cause"]["id"] == "out-of-memory"
