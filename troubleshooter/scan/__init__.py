@@ -136,7 +136,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     helpers: list[str] = []
     for path, data, tree in parsed:
         if not isinstance(tree, SyntaxError) and project.relevant(data) and (
-                on_path is None or str(Path(path).resolve()) in on_path):
+                on_path is None or project.key(path) in on_path):
             helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)

@@ -23,6 +23,13 @@ from troubleshooter.scan.patterns import Patterns
 # Statement kinds Project.add summarises besides names, attributes, calls and strings.
 _SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp,
                          ast.ClassDef, ast.Import, ast.ImportFrom})
+# Statements holding other statements, and the fields that hold them (imports may sit inside any of them).
+_COMPOUND = {kind: fields for kind, fields in (
+    (ast.If, ("body", "orelse")), (ast.For, ("body", "orelse")), (ast.AsyncFor, ("body", "orelse")),
+    (ast.While, ("body", "orelse")), (ast.With, ("body",)), (ast.AsyncWith, ("body",)),
+    (ast.Try, ("body", "handlers", "orelse", "finalbody")), (ast.ExceptHandler, ("body",)),
+    (ast.FunctionDef, ("body",)), (ast.AsyncFunctionDef, ("body",)), (ast.ClassDef, ("body",)),
+    (getattr(ast, "TryStar", None), ("body", "handlers", "orelse", "finalbody"))) if kind is not None}
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
 # Words without which a module tells the project nothing (see Project.relevant).
 RELEVANT_WORDS = tuple(w.encode() for w in (
@@ -58,6 +65,8 @@ class Project:
         self._seen: set[str] = set()
         self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
         _is_file.cache_clear()  # the file-system lookups are cached for one scan only
+        _real.cache_clear()
+        _resolve_one.cache_clear()
         _is_dir.cache_clear()
 
     # ---- building ---------------------------------------------------------------------------
@@ -175,8 +184,8 @@ class Project:
         found = _resolve(Path(path), imported)
         helpers = [p for _, p in found]
         self.local_modules.update(module for module, _ in found)
-        self._helpers.update(str(p.resolve()) for p in helpers)
-        return [p for p in helpers if str(p.resolve()) not in self._seen]
+        self._helpers.update(_real(str(p)) for p in helpers)
+        return [p for p in helpers if _real(str(p)) not in self._seen]
 
     def distributed_path(self, modules: list[tuple[str, bytes, ast.Module]]) -> set[str] | None:
         """The scanned modules that run in a distributed process, found before any full walk: those whose bytes may
@@ -189,7 +198,7 @@ class Project:
         starts: set[str] = set()
         for path, data, tree in modules:
             key = _key(path, tree)
-            imports[key] = {str(p.resolve()) for _, p in _resolve(Path(path), _statement_imports(tree))}
+            imports[key] = {_real(str(p)) for _, p in _resolve(Path(path), _statement_imports(tree))}
             if any(all(_in_code(data, word) for word in sign) for sign in signs):
                 starts.add(key)
         if not starts:
@@ -308,13 +317,18 @@ class Project:
         summarised (found in its one walk), else None."""
         return self._parts.get(id(tree))
 
+    @staticmethod
+    def key(path: str) -> str:
+        """The key of a module file (its resolved path)."""
+        return _key(path, None)
+
     def knows(self, path: str) -> bool:
         """True for a module this project has summarised."""
         return _key(path, None) in self._own_names
 
     def is_helper(self, path: str) -> bool:
         """True for a module another module of the project imports (its ``__main__`` block does not run)."""
-        return bool(path) and str(Path(path).resolve()) in self._helpers
+        return bool(path) and _real(path) in self._helpers
 
     def is_called(self, name: str, module: str | None = None) -> bool:
         """False only for a function nothing in the project calls or names (when the project runs something).
@@ -348,20 +362,27 @@ def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
     todo = list(tree.body)
     while todo:
         stmt = todo.pop()
-        if isinstance(stmt, ast.Import):
+        kind = stmt.__class__
+        if kind is ast.Import:
             out += [(alias.name, 0) for alias in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom):
+        elif kind is ast.ImportFrom:
             out += [(f"{stmt.module}.{a.name}" if stmt.module else a.name, stmt.level) for a in stmt.names]
             if stmt.module:
                 out.append((stmt.module, stmt.level))
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                todo.extend(getattr(stmt, field, ()))
+        elif kind in _COMPOUND:
+            for field in _COMPOUND[kind]:
+                todo.extend(getattr(stmt, field))
     return out
 
 
 def _key(path: str, tree: ast.Module | None) -> str:
-    return str(Path(path).resolve()) if path else f"<{id(tree)}>"
+    return _real(path) if path else f"<{id(tree)}>"
+
+
+@lru_cache(maxsize=65536)
+def _real(path: str) -> str:
+    """The resolved absolute path (symbolic links followed): one module, one key (cached for one scan)."""
+    return str(Path(path).resolve())
 
 
 def _called_name(call: ast.Call) -> str:
@@ -381,27 +402,32 @@ def _is_entry(stmt: ast.stmt) -> bool:
 
 def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
     """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
-    folder = str(path.parent)
+    folder = os.path.dirname(str(path))
+    out: list[tuple[str, Path]] = []
+    seen = {str(path)}
+    for module, level in imported:
+        found = _resolve_one(folder, module, level) if module else None
+        if found is not None and found not in seen:
+            seen.add(found)
+            out.append((module, Path(found)))
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _resolve_one(folder: str, module: str, level: int) -> str | None:
+    """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local (cached
+    for one scan: the files of a folder import the same modules)."""
     parents = [folder]
     for _ in range(2):
         parents.append(os.path.dirname(parents[-1]))
-    out: list[tuple[str, Path]] = []
-    for module, level in imported:
-        if not module:
-            continue
-        parts = module.split(".")
-        bases = [parents[min(level - 1, 2)]] if level else parents
-        for base in bases:
-            if not _is_dir(base) or not (_is_dir(os.path.join(base, parts[0]))
-                                         or _is_file(os.path.join(base, parts[0] + ".py"))):
-                continue  # cheap: the first part is not here
-            candidate = os.path.join(base, *parts)
-            found = next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if _is_file(f)), None)
-            if found is not None:
-                if Path(found) != path and all(str(f) != found for _, f in out):
-                    out.append((module, Path(found)))
-                break
-    return out
+    parts = module.split(".")
+    for base in [parents[min(level - 1, 2)]] if level else parents:
+        if not _is_dir(base) or not (_is_dir(os.path.join(base, parts[0]))
+                                     or _is_file(os.path.join(base, parts[0] + ".py"))):
+            continue  # cheap: the first part is not here
+        candidate = os.path.join(base, *parts)
+        return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if _is_file(f)), None)
+    return None
 
 
 @lru_cache(maxsize=65536)
