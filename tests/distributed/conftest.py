@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from troubleshooter.core.launchers import launcher_table
+from troubleshooter.run import local_world
 
 HERE = Path(__file__).resolve().parent
 # Not launcher variables, but they change how a test world talks (the launcher's come from rules/launchers.yaml).
@@ -31,14 +32,13 @@ def clean_env(**extra: str) -> dict[str, str]:
 def free_port() -> int:
     """A port P such that P and P+1 were free a moment ago (a master port whose neighbour another store takes).
 
-    A single port: ``troubleshooter.run.local_world.free_port``.
+    Drawn like ``troubleshooter.run.local_world.free_port`` (a single port), below the ephemeral range.
     """
     for _ in range(50):
-        with socket.socket() as a, socket.socket() as b:
-            a.bind(("", 0))
-            port = a.getsockname()[1]
+        port = local_world.free_port()
+        with socket.socket() as s:
             try:
-                b.bind(("", port + 1))
+                s.bind(("", port + 1))
             except OSError:
                 continue
             return port

@@ -59,14 +59,44 @@ class Jobs:
         os.set_blocking(proc.stdout.fileno(), False)
         buf = b""
         while sum(needle in line for line in lines) < count:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail(f"job did not print {needle!r} x{count}: {b''.join(lines)[-2000:]!r}")
+            exited = proc.poll() is not None  # read what it printed before judging that it ended
             chunk = proc.stdout.read() or b""
             buf += chunk
             *done, buf = buf.split(b"\n")
             lines += done
+            if sum(needle in line for line in lines) >= count:
+                break
+            if time.monotonic() > deadline or exited:
+                tail = b"\n".join(lines)[-2000:]
+                pytest.fail(f"job {'exited' if exited else 'still running'} without printing {needle!r} x{count}: {tail!r}")
             time.sleep(0.1)
         return lines
+
+    def wait_until_blocked(self, proc: subprocess.Popen, ranks: int, timeout: float = 60, quiet_s: float = 1.0) -> None:
+        """Wait until ``ranks`` rank processes of the job sit blocked (their CPU time stops growing for ``quiet_s``).
+
+        A rank that printed "ready" may not have entered its collective yet, least of all on a loaded machine.
+        """
+        deadline, last, quiet_since = time.monotonic() + timeout, None, None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail("the job exited while the test waited for its ranks to block")
+            try:
+                children = [c for c in psutil.Process(proc.pid).children(recursive=True) if str(JOBS) in
+                            " ".join(c.cmdline())]
+                cpu = sum(sum(c.cpu_times()[:2]) for c in children)
+            except psutil.Error:
+                children, cpu = [], None
+            now = time.monotonic()
+            if len(children) >= ranks and cpu is not None and last is not None and cpu - last < 0.01 * ranks:
+                quiet_since = quiet_since or now
+                if now - quiet_since >= quiet_s:
+                    return
+            else:
+                quiet_since = None
+            last = cpu
+            time.sleep(0.25)
+        pytest.fail(f"the job's {ranks} ranks did not block within {timeout:.0f} s")
 
     def cleanup(self) -> None:
         for proc in self.procs:

@@ -23,7 +23,7 @@ def _attach(pid: int) -> tuple[dict, float, int]:
 def test_attach_names_the_rank_that_skipped_an_all_reduce(jobs):
     job = jobs.start(torchrun("skip_allreduce.py", 3))
     jobs.wait_for_lines(job, b"ready", 3)
-    time.sleep(1.0)  # let ranks 0 and 2 enter the all_reduce and rank 1 the barrier
+    jobs.wait_until_blocked(job, 3)  # ranks 0 and 2 in the all_reduce, rank 1 in the barrier
     doc, elapsed, code = _attach(job.pid)
     assert elapsed < 15, f"attach took {elapsed:.1f}s"
     assert code == 1
@@ -43,7 +43,7 @@ def test_attach_names_the_rank_that_skipped_an_all_reduce(jobs):
 def test_attach_reports_uneven_last_batch_and_who_ran_out(jobs):
     job = jobs.start(torchrun("uneven_batches.py", 2))
     jobs.wait_for_lines(job, b"rank 1 step 3", 1)
-    time.sleep(1.5)
+    jobs.wait_until_blocked(job, 2)  # rank 0 waits in backward for the all-reduce rank 1 never joins
     doc, _elapsed, _code = _attach(job.pid)
     ids = [f["id"] for f in doc["findings"]]
     assert ids[0] == "uneven-last-batch", ids
@@ -56,7 +56,7 @@ def test_attach_reports_uneven_last_batch_and_who_ran_out(jobs):
 def test_attach_text_output_shows_the_picture(jobs):
     job = jobs.start(torchrun("skip_allreduce.py", 2))
     jobs.wait_for_lines(job, b"ready", 2)
-    time.sleep(1.0)
+    jobs.wait_until_blocked(job, 2)
     proc = troubleshoot("attach", str(job.pid), timeout=60)
     text = proc.stdout.decode()
     assert proc.returncode == 1, proc.stderr.decode()

@@ -33,6 +33,21 @@ def test_output_passes_through_byte_for_byte(tmp_path, no_leftovers):
     assert doc["mode"] == "run" and doc["run"]["exit_code"] == 0 and proc.returncode == 0
 
 
+def test_log_interleaves_stdout_and_stderr_by_whole_lines(tmp_path, no_leftovers):
+    """A line written in pieces on one stream is never cut by the other stream's line inside the log."""
+    log = tmp_path / "job.log"
+    script = ("import sys, time\n"
+              "sys.stderr.write('[rank1]:   File \"crash.py\", li'); sys.stderr.flush(); time.sleep(0.5)\n"
+              "print('rank 0 initialised', flush=True); time.sleep(0.5)\n"
+              "sys.stderr.write('ne 10, in load_shard\\n'); sys.stderr.flush()\n")
+    proc = troubleshoot("run", "--log-file", str(log), "-o", str(tmp_path / "r.json"), "--",
+                        sys.executable, "-c", script, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stderr == b'[rank1]:   File "crash.py", line 10, in load_shard\n'  # the terminal gets it as written
+    assert sorted(log.read_bytes().splitlines()) == [b'[rank1]:   File "crash.py", line 10, in load_shard',
+                                                     b"rank 0 initialised"]
+
+
 def test_run_without_a_command_is_a_usage_error():
     proc = troubleshoot("run", "--", timeout=60)
     assert proc.returncode == 2 and b"nothing to run" in proc.stderr
@@ -108,7 +123,7 @@ def test_stalled_job_is_attached_to_and_stopped(tmp_path, no_leftovers):
     assert b"attaching to the job" in proc.stderr
     doc = _report(report)
     assert doc["run"]["stalled"] is True and doc["run"]["stopped_by_troubleshoot"] is True
-    assert elapsed < 20 + 10, "the stall must be caught before gloo's own 20 s timeout ends the job"
+    assert elapsed < 100, "the stall must be caught, not the job's own 300 s collective timeout awaited"
     finding = next(f for f in doc["findings"] if f["id"] == "collective-mismatch")
     assert finding["ranks"] == [1]
     odd = [g for g in doc["stacks"]["groups"] if g["odd_one_out"]]

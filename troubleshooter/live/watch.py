@@ -1,7 +1,8 @@
 """Watch a launch command (``troubleshoot run -- LAUNCH...``): stream its output, notice when it ends, fails or stalls.
 
-The job's stdout and stderr pass through to ours byte for byte and are copied to a log file;
-each complete line is fed to the log analyzer as it arrives. A stall is --stall seconds with no
+The job's stdout and stderr pass through to ours byte for byte and are copied to a log file a
+whole line at a time (the two streams interleave by lines, never inside one); each complete line
+is fed to the log analyzer as it arrives. A stall is --stall seconds with no
 output and no CPU progress in the job's process tree; then the job's ranks are attached to
 (stacks, flight recorder) and the job is stopped. Ctrl-C (SIGINT) and SIGTERM (timeout, Slurm,
 kill) are forwarded to the job's process group and still yield a report. The job runs in its own session; launchers such as
@@ -72,14 +73,21 @@ class _Tee:
                 self.sink.flush()
             except (OSError, ValueError):  # our terminal went away: keep logging
                 pass
-            with self.lock:
-                self.log.write(chunk)
-                self.log.flush()
             lines = (self.partial + chunk).split(b"\n")
             self.partial = lines.pop()
+            if len(self.partial) > READ_CHUNK:  # a stream that never ends its line (a \r progress bar) still logs
+                lines.append(self.partial)
+                self.partial = b""
+            if lines:  # whole lines only: a line cut between two reads is never split by the other stream's
+                with self.lock:
+                    self.log.write(b"\n".join(lines) + b"\n")
+                    self.log.flush()
             for line in lines:
                 self.on_line(line)
         if self.partial:
+            with self.lock:
+                self.log.write(self.partial)
+                self.log.flush()
             self.on_line(self.partial)
 
 
@@ -196,7 +204,7 @@ class Watcher:
             except PermissionError:
                 raise UsageError(f"not executable: {self.launch[0]}") from None
             pgid = proc.pid
-            log_lock = threading.Lock()  # one lock: stdout and stderr chunks never interleave inside the log
+            log_lock = threading.Lock()  # one lock: stdout and stderr lines never interleave inside the log
             tees = [_Tee(proc.stdout, sys.stdout.buffer, log, log_lock, self._feed, self._touch),
                     _Tee(proc.stderr, sys.stderr.buffer, log, log_lock, self._feed, self._touch)]
             for tee in tees:

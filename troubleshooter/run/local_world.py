@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -28,11 +29,38 @@ from troubleshooter.run.node_runner import kill_group
 POLL_S = 0.02
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PORT_SPAN = 10_000  # how far below the ephemeral range a master port is drawn
+
+
 def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    """A TCP port that was free a moment ago, below the kernel's ephemeral range when that range is known.
+
+    Between this check and the store binding the port, the kernel may hand an ephemeral port to any
+    outgoing connection or ``bind(0)`` on the machine (other jobs' gloo pairs, other tests); a port
+    below that range is never handed out on its own, so only an explicit bind can take it.
+    """
+    low = _ephemeral_low()
+    if low > 1024 + PORT_SPAN:
+        for _ in range(50):
+            port = random.randrange(low - PORT_SPAN, low)
+            with socket.socket() as s:
+                try:
+                    s.bind(("", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _ephemeral_low() -> int:
+    """The lowest port of the kernel's ephemeral range (0 when unknown)."""
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 @dataclass

@@ -12,7 +12,7 @@ def load_shard(rank):
 
 
 def main():
-    dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+    dist.init_process_group("gloo", timeout=timedelta(seconds=300))  # longer than any start-up under load: the test ends the job
     rank = dist.get_rank()
     dist.all_reduce(torch.ones(1))
     print(f"rank {rank} initialised", flush=True)

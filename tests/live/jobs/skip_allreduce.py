@@ -7,7 +7,7 @@ import torch.distributed as dist
 
 
 def main():
-    dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+    dist.init_process_group("gloo", timeout=timedelta(seconds=300))  # longer than any start-up under load: the test ends the job
     rank = dist.get_rank()
     tensor = torch.ones(4)
     print(f"rank {rank} ready", flush=True)

@@ -8,7 +8,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 def main():
-    dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+    dist.init_process_group("gloo", timeout=timedelta(seconds=300))  # longer than any start-up under load: the test ends the job
     rank = dist.get_rank()
     torch.manual_seed(0)
     model = DDP(torch.nn.Linear(8, 1))
