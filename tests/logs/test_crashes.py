@@ -240,3 +240,8 @@ def test_a_sigkill_alone_is_still_host_memory(rules):
     facts = _facts(rules, "E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] "
                           "failed (exitcode: -9) local_rank: 0 (pid: 102) of binary: /usr/bin/python\n")
     assert facts["log.root_cause"]["id"] == "out-of-memory"
+
+
+def test_yolov5s_device_count_assertion_is_more_ranks_than_gpus(rules):
+    facts = _facts(rules, "AssertionError: insufficient CUDA devices for DDP command\n")
+    assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
