@@ -23,6 +23,34 @@ class BatchSizeMismatchChecker(Checker):
                                      f"{size} x world_size; divide it by the world size (and the accumulation steps)",
                           {"loader": loader, "variable": size})
         yield from self._accumulation_without_world_size(m)
+        yield from self._epoch_steps_without_world_size(m)
+
+    @staticmethod
+    def _epoch_steps_without_world_size(m):
+        """``for _ in range(epoch_size // batch_size):`` stepping a DDP model on data no sampler shards: each rank
+        runs the whole epoch's steps on its own batches, so an "epoch" is world_size times the data and the step
+        count depends on the GPU count."""
+        if not m.calls_named(m.P.ddp_wrappers) or m.calls_named(m.P.distributed_samplers):
+            return
+        for loop in m.loops:
+            if not isinstance(loop.node, ast.For) or not m.is_training_loop(loop.node):
+                continue
+            count = loop.node.iter
+            if not (isinstance(count, ast.Call) and dotted(count.func) == "range" and len(count.args) == 1):
+                continue
+            name = dotted(count.args[0])
+            binding = m.binding(name, loop.node.lineno, loop.ctx.func) if name else None
+            value = binding.value if binding is not None else count.args[0]
+            if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.FloorDiv, ast.Div))):
+                continue
+            divisor = dotted(value.right)
+            if not divisor or "batch" not in last(divisor).lower() or _mentions_world(m, loop.ctx.func):
+                continue
+            yield Hit(loop.node.lineno, f"each rank runs {ast.unparse(value)} steps of {divisor} samples: the "
+                                        "epoch is not split across ranks, so it holds world_size times the data and "
+                                        "its length depends on the GPU count; divide by the world size (or make "
+                                        f"{divisor} the global batch)", {"loader": divisor, "variable": divisor})
+            return
 
     @staticmethod
     def _accumulation_without_world_size(m):
@@ -38,7 +66,7 @@ class BatchSizeMismatchChecker(Checker):
                 sides = [dotted(value.left), dotted(value.right)]
                 if not all(side and "batch" in last(side).lower() for side in sides):
                     continue
-                if _mentions_world(m, b) or not _declared_global(m, sides[0]):
+                if _mentions_world(m, b.func) or not _declared_global(m, sides[0]):
                     continue
                 yield Hit(b.line, f"{target} = {sides[0]} // {sides[1]} ignores the world size: every rank adds "
                                   f"{sides[1]} samples per micro-step, so each optimizer step sees {sides[0]} x "
@@ -64,9 +92,9 @@ def _declared_global(m, name: str) -> bool:
     return False
 
 
-def _mentions_world(m, binding) -> bool:
+def _mentions_world(m, func) -> bool:
     """The function that computes the count divides by the world size somewhere (before or after)."""
-    scope = binding.func.node if binding.func is not None else m.tree
+    scope = func.node if func is not None else m.tree
     return any(isinstance(n, (ast.Name, ast.Attribute)) and _world_word(dotted(n) or "")
                for n in ast.walk(scope))
 
