@@ -10,7 +10,7 @@ classes and functions. Parsing uses :mod:`ast` only: user code is never imported
 from __future__ import annotations
 
 import ast
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -314,8 +314,27 @@ class ModuleIndex:
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
-        for node in walk(root):
-            if isinstance(node, ast.Call):
+        todo = deque([root])  # guards.walk inlined (same nodes, same order): the index's hottest loop
+        pop, push, extend = todo.popleft, todo.append, todo.extend
+        loaded, Load = self.loaded, ast.Load
+        while todo:
+            node = pop()
+            for field in node._fields:
+                child = getattr(node, field, None)
+                if child.__class__ is list:
+                    extend([c for c in child if isinstance(c, ast.AST)])
+                elif isinstance(child, ast.AST):
+                    push(child)
+            kind = node.__class__
+            if kind is ast.Name:
+                if node.ctx.__class__ is Load:
+                    loaded[node.id] += 1
+            elif kind is ast.Attribute:
+                if node.ctx.__class__ is Load:
+                    text = dotted(node)
+                    if text:
+                        loaded[text] += 1
+            elif kind is ast.Call:
                 func = node.func
                 name = self.qual(func)
                 recv = dotted(func.value) if isinstance(func, ast.Attribute) else None
@@ -325,11 +344,7 @@ class ModuleIndex:
                                 replace(ctx, sides=ctx.sides + (arm,)))
                 self.calls.append(site)
                 self._call_by_node[id(node)] = site
-            elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                text = dotted(node)
-                if text:
-                    self.loaded[text] += 1
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            elif kind is ast.Constant and node.value.__class__ is str and len(node.value) < 200:
                 self.strings.add(node.value)
 
     # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
