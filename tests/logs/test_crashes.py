@@ -245,3 +245,13 @@ def test_a_sigkill_alone_is_still_host_memory(rules):
 def test_yolov5s_device_count_assertion_is_more_ranks_than_gpus(rules):
     facts = _facts(rules, "AssertionError: insufficient CUDA devices for DDP command\n")
     assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
+
+
+def test_a_bare_assertion_on_the_device_count_is_more_ranks_than_gpus(rules):
+    facts = _facts(rules, """
+Traceback (most recent call last):
+  File "train.py", line 543, in <module>
+    assert torch.cuda.device_count() > opt.local_rank
+AssertionError
+""")
+    assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
