@@ -50,6 +50,13 @@ def _check_evidence(check: dict, view: Facts, rank: int | None) -> Evidence:
     return Evidence(source=", ".join(sources) or "rules", detail=detail, rank=rank, facts=cited, vars=hit_vars)
 
 
+def _named_ranks(check: dict, view: Facts) -> list[int | None]:
+    """The ranks a world check's evidence names: those of its ``ranks:`` fact (a list), else none."""
+    named = view.get(check["ranks"]) if check.get("ranks") else None
+    ranks = sorted({r for r in named if isinstance(r, int)}) if isinstance(named, list) else []
+    return ranks or [None]
+
+
 def _rank_specific(check: dict, view: Facts) -> bool:
     """True when the check read at least one fact that a rank produced."""
     for key, _ in conditions.facts_read(check["when"]):
@@ -104,7 +111,7 @@ def evaluate(rules: RuleSet, obs: Observations) -> list[Finding]:
             scope = check.get("scope", "any")
             hits: list[Evidence] = []
             if scope in ("any", "world") and conditions.evaluate(check["when"], world, present) is True:
-                hits.append(_check_evidence(check, world, None))
+                hits += [_check_evidence(check, world, rank) for rank in _named_ranks(check, world)]
             if scope in ("any", "rank") and not hits:
                 for rank in sorted(obs.ranks):
                     view = obs.rank_view(rank)

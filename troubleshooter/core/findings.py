@@ -71,8 +71,9 @@ class Finding:
 
     @property
     def ranks(self) -> list[int]:
-        """Ranks the evidence came from."""
-        return sorted({ev.rank for ev in self.evidence if ev.rank is not None})
+        """Ranks the evidence came from; echoes (a rank that only saw another's failure) only when nothing else names one."""
+        ranked = [ev for ev in self.evidence if ev.rank is not None]
+        return sorted({ev.rank for ev in [ev for ev in ranked if not ev.echo] or ranked})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form per the report schema."""

@@ -58,6 +58,8 @@ def check_facts_and_probes(rules: RuleSet, registry: Registry) -> list[RuleIssue
         scan_condition(f"check:{cid}", check["when"], "when")
         for i, key in enumerate(check.get("evidence") or []):
             unknown_fact(f"check:{cid}", key, check["evidence"].line_of(i), "evidence")
+        if check.get("ranks"):
+            unknown_fact(f"check:{cid}", check["ranks"], check.line_of("ranks"), "ranks")
     for fid, finding in rules.findings.items():
         if "gate" in finding:
             scan_condition(f"finding:{fid}", finding["gate"]["when"], "gate › when")

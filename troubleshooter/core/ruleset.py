@@ -55,7 +55,7 @@ FINDING_FIELDS = {
 CHECK_FIELDS = {
     "id": (_STR, True), "finding": (_STR, True), "when": (_DICT, True), "scope": (_STR, False),
     "evidence": (_LIST, False), "detail": (_STR, False), "severity": (_STR, False), "doc": (_STR, False),
-    "vars": (_DICT, False),
+    "vars": (_DICT, False), "ranks": (_STR, False),
 }
 TREE_FIELDS = {
     "id": (_STR, True), "title": (_STR, True), "symptom": (_STR, True), "start": (_STR, True),

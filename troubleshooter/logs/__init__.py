@@ -11,6 +11,7 @@ from typing import Any
 
 from troubleshooter.core.facts import FactSpec
 from troubleshooter.logs.analyzer import LogAnalyzer, LogResult, analyze_paths
+from troubleshooter.logs.crossrank import FACTS as CROSSRANK_FACTS
 from troubleshooter.logs.symptoms import FACTS as SYMPTOM_FACTS
 
 __all__ = ["LogAnalyzer", "LogResult", "analyze_paths", "fact_specs"]
@@ -30,7 +31,7 @@ BASE_FACTS = (
 
 def fact_specs(rules: Any) -> list[FactSpec]:
     """Every ``log.*`` fact: the base facts, one hit list per finding a signature can raise, and the info facts."""
-    specs = [*BASE_FACTS, *SYMPTOM_FACTS]
+    specs = [*BASE_FACTS, *SYMPTOM_FACTS, *CROSSRANK_FACTS]
     seen = {spec.key for spec in specs}
     for sig in getattr(rules, "signatures", []) or []:
         keys = []

@@ -20,6 +20,7 @@ from typing import IO, Any, Iterable
 
 from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
 from troubleshooter.logs.blocks import BlockTracker
+from troubleshooter.logs.crossrank import count_facts, stuck_rank_facts
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
@@ -389,6 +390,8 @@ class LogAnalyzer:
         for key, value in self._facts.items():
             facts[key] = list(value) if isinstance(value, list) else value
         facts.update(self.symptoms.facts())
+        facts.update(count_facts(facts))
+        facts.update(stuck_rank_facts(self._hits.values(), [f.get("rank") for f in failures] + list(self.blocks.exceptions)))
         crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes

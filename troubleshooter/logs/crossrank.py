@@ -1,0 +1,61 @@
+"""What a log says about its ranks against each other: which rank a collective timeout waited for, and how
+many different NCCL builds its ranks loaded.
+
+A collective timeout is printed by the ranks that WAITED; the rank at fault is the one that never
+arrived. The log names it outright (monitoredBarrier's "Rank 1 failed to pass monitoredBarrier",
+TORCH_NCCL_DESYNC_DEBUG's "ranks that caused the desync are: [1] ...": the signatures capture it as a
+``stuck_ranks`` or ``culprits`` value), or it shows it by elimination: a rank the log knows (a line,
+a launcher record, an exception of its own) that printed no timeout while others did. Elimination
+is kept only when the silent ranks are no more than the waiting ones (a launcher that killed most
+ranks before their own timeout fired says nothing about which one was stuck).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from troubleshooter.core.facts import FactSpec
+
+TIMEOUT_FINDING = "collective-timeout"   # the finding whose echo hits mark a rank that waited
+NAMING_VARS = ("stuck_ranks", "culprits")  # hit values in which a signature names the absent ranks
+_RANK_LIST = re.compile(r"^\s*\[?\s*(\d+(?:\s*,\s*\d+)*)")
+
+FACTS = (
+    FactSpec("log.stuck_ranks", "list", "Ranks a collective timeout waited for: named by the log (monitoredBarrier, "
+             "desync debug), else the known ranks without a timeout of their own while others timed out"),
+    FactSpec("log.waiting_ranks", "list", "Ranks whose own collective timeout fired (they waited for the others)"),
+    FactSpec("log.nccl_version_count", "int", "How many distinct NCCL versions the ranks' start-up banners show"),
+)
+COUNTED = {"log.nccl_banner_versions": "log.nccl_version_count"}  # a list fact -> the fact that counts its values
+
+
+def count_facts(facts: dict[str, Any]) -> dict[str, int]:
+    """The counts of the distinct values of the ``COUNTED`` list facts present."""
+    return {count: len(facts[key]) for key, count in COUNTED.items() if isinstance(facts.get(key), list)}
+
+
+def named_ranks(value: Any) -> list[int]:
+    """The leading rank list of a captured value: ``"1, 3"``, ``"[2] finished collective #4 ..."``."""
+    match = _RANK_LIST.match(str(value))
+    return [int(r) for r in re.findall(r"\d+", match.group(1))] if match else []
+
+
+def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None]) -> dict[str, Any]:
+    """``log.stuck_ranks`` / ``log.waiting_ranks`` from the analyzer's hits (``finding``, ``rank``,
+    ``vars``, ``sig.echo``) and every rank the log showed otherwise."""
+    hits = list(hits)
+    timeouts = [h for h in hits if h.finding == TIMEOUT_FINDING]
+    if not timeouts:
+        return {}
+    named = sorted({r for h in timeouts for var in NAMING_VARS if var in h.vars for r in named_ranks(h.vars[var])})
+    waiting = sorted({h.rank for h in timeouts if h.sig.echo and h.rank is not None} - set(named))
+    facts: dict[str, Any] = {"log.waiting_ranks": waiting} if waiting else {}
+    if named:
+        facts["log.stuck_ranks"] = named
+        return facts
+    known = {r for r in known_ranks if isinstance(r, int)} | {h.rank for h in hits if h.rank is not None}
+    silent = sorted(known - set(waiting))
+    if waiting and silent and len(silent) <= len(waiting):
+        facts["log.stuck_ranks"] = silent
+    return facts
