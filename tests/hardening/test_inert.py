@@ -140,3 +140,19 @@ def test_helpers() -> None:
     assert md_block("x\n````\ny", "sh") == "`````sh\nx\n````\ny\n`````"
     assert md_text("# h [a](javascript:x) <i> 1. x") == "\\# h \\[a\\](javascript:x) &lt;i&gt; 1. x"
     assert md_text("1. item") == "1\\. item" and md_text("14.1 ms") == "14.1 ms"
+
+
+def test_a_saved_logs_report_loads_again(tmp_path: Path) -> None:
+    """Non-finite numbers in the document (a root cause ordered at -inf) are written as null, never -Infinity."""
+    log = tmp_path / "u.log"
+    log.write_text("[rank1]: Traceback (most recent call last):\n"
+                   '[rank1]:   File "train.py", line 3, in <module>\n'
+                   "[rank1]: ValueError: bad record\n"
+                   "E0101 12:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:732] failed "
+                   "(exitcode: 1) local_rank: 1 (pid: 7) of binary: /usr/bin/python3\n")
+    saved = tmp_path / "u.json"
+    assert main(["logs", str(log), "--format", "json", "-o", str(saved)]) == 1
+    assert "Infinity" not in saved.read_text() and "NaN" not in saved.read_text()
+    assert main(["report", str(saved), "--format", "md", "-o", str(tmp_path / "u.md")]) == 1
+    assert json.loads(render({"findings": [], "facts": {"x": float("nan"), "y": [float("-inf"), 1.5]}}, "json"))[
+        "facts"] == {"x": None, "y": [None, 1.5]}

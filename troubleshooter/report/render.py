@@ -9,6 +9,7 @@ so the page is one self-contained file.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -208,11 +209,22 @@ def environment(extra_dirs: Iterable[Path] = ()) -> Environment:
 def render(doc: Mapping[str, Any], fmt: str) -> str:
     """Render the report document as md, html, json or text (secrets redacted first)."""
     if fmt == "json":
-        return json.dumps(redact(doc), indent=2, default=str) + "\n"
+        return json.dumps(_finite(redact(doc)), indent=2, default=str, allow_nan=False) + "\n"
     if fmt == "text":
         return render_terminal(doc, color=False)
     template = {"md": "report.md.jinja2", "html": "report.html.jinja2"}[fmt]
     return _shipped_environment().get_template(template).render(page=view_model(doc))
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as null: JSON has no such numbers, and a saved report must load again."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 @lru_cache(maxsize=1)
