@@ -357,3 +357,33 @@ def test_a_scan_pauses_the_cyclic_collector_and_restores_it(tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+TRAIN_WITH_HELPER_SETUP = ("import torch\nfrom torch.utils.data import DataLoader\nimport dist_util\n"
+                           "def main(data, model, opt):\n    dist_util.setup()\n"
+                           "    loader = DataLoader(data, batch_size=8, shuffle=True)\n"
+                           "    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n"
+                           "if __name__ == '__main__':\n    main(None, None, None)\n")
+
+
+def test_a_file_whose_setup_is_in_an_unscanned_helper_stays_on_the_distributed_path(tmp_path):
+    root = _write(tmp_path, {
+        "dist_util.py": DDP_HEAD + "def setup():\n    dist.init_process_group('nccl')\n",
+        "train.py": TRAIN_WITH_HELPER_SETUP,
+        "other.py": DDP_HEAD + "model = DDP(nn.Linear(2, 2))\n",
+    })
+    facts = scan_paths([str(root / "train.py"), str(root / "other.py")]).facts
+    assert facts["scan.missing-distributed-sampler"], "another distributed file must not push train.py off the path"
+
+
+def test_a_standalone_tool_beside_a_trainer_is_judged_on_its_own(tmp_path):
+    root = _write(tmp_path, {
+        "dist_util.py": DDP_HEAD + "def setup():\n    dist.init_process_group('nccl')\n",
+        "train.py": TRAIN_WITH_HELPER_SETUP,
+        "tools/convert.py": "import torch\n# converts a DistributedDataParallel checkpoint\n"
+                            "def convert(src, dst):\n    torch.save(torch.load(src), dst)\n"
+                            "if __name__ == '__main__':\n    convert('a.pth', 'b.pth')\n",
+    })
+    facts = scan_paths([str(root)]).facts
+    assert facts["scan.uses_distributed"] is True and facts["scan.missing-distributed-sampler"]
+    assert not facts["scan.logging-from-all-ranks"], "a single-process tool's torch.save is not a per-rank write"

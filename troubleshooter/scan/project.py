@@ -189,8 +189,9 @@ class Project:
 
     def distributed_path(self, modules: list[tuple[str, bytes, ast.Module]]) -> set[str] | None:
         """The scanned modules that run in a distributed process, found before any full walk: those whose bytes may
-        start distributed training (set-up, a DDP wrap, a sampler, a framework), those importing one (directly or
-        through a package ``__init__``), and everything these import. A standalone tool next to them (a checkpoint
+        start distributed training (set-up, a DDP wrap, a sampler, a framework), those importing one (a scanned
+        module or a local helper beside them, directly or through a package ``__init__``), and everything these
+        import. A standalone tool next to them (a checkpoint
         converter, a plotting script) is not: it is judged on its own, as if scanned alone (and costs no summary).
         None when no module may start distributed: then every module is summarised, as for any project."""
         signs = self._start_signs()
@@ -201,6 +202,13 @@ class Project:
             imports[key] = {_real(str(p)) for _, p in _resolve(Path(path), _statement_imports(tree))}
             if any(all(_in_code(data, word) for word in sign) for sign in signs):
                 starts.add(key)
+        for target in {t for targets in imports.values() for t in targets} - imports.keys():
+            try:  # a local helper the scan did not name (read later by add_source) may start it too
+                data = Path(target).read_bytes()
+            except OSError:
+                continue
+            if any(all(_in_code(data, word) for word in sign) for sign in signs):
+                starts.add(target)
         if not starts:
             return None
         path_set = set(starts)
