@@ -1,7 +1,7 @@
 """Which rank never arrived at a timed-out collective, and NCCL builds that differ across ranks."""
 
 from troubleshooter.core.engine import Observations, evaluate
-from troubleshooter.core.facts import Facts, Fact
+from troubleshooter.core.facts import Fact, Facts
 from troubleshooter.logs import LogAnalyzer
 from troubleshooter.logs.crossrank import named_ranks
 
@@ -91,3 +91,23 @@ def test_an_error_line_version_beside_one_banner_is_no_mismatch(rules):
     facts, findings = analyse(rules, log)
     assert facts["log.nccl_version_count"] == 1
     assert "version-mismatch-across-ranks" not in {f.id for f in findings}
+
+
+def test_a_rank_seen_only_in_its_own_progress_lines_is_the_absent_one(rules):
+    watchdog = ("[rank{r}]:[E1123 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+                "ran for 600042 milliseconds before timing out.")
+    log = "\n".join([*(watchdog.format(r=r) for r in range(3)), "[rank3]:epoch 3 step 120 saving checkpoint"])
+    facts, findings = analyse_file(rules, log)
+    assert facts["log.stuck_ranks"] == [3] and facts["log.waiting_ranks"] == [0, 1, 2]
+    assert findings[0].ranks == [3] and "rank 3 did not arrive" in findings[0].title
+
+
+def analyse_file(rules, text):
+    """Through ``feed_file`` (the CLI's path), where unmatched lines are never decoded one by one."""
+    import io
+
+    analyzer = LogAnalyzer(rules)
+    analyzer.feed_file(io.BytesIO(text.encode() + b"\n"), "job.log")
+    facts = analyzer.facts()
+    return facts, evaluate(rules, Observations(facts=Facts([Fact(k, v, "log") for k, v in facts.items()])))

@@ -20,7 +20,7 @@ from typing import IO, Any, Iterable
 
 from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
 from troubleshooter.logs.blocks import BlockTracker
-from troubleshooter.logs.crossrank import count_facts, stuck_rank_facts
+from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_rank_facts
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
@@ -391,7 +391,8 @@ class LogAnalyzer:
             facts[key] = list(value) if isinstance(value, list) else value
         facts.update(self.symptoms.facts())
         facts.update(count_facts(facts))
-        facts.update(stuck_rank_facts(self._hits.values(), [f.get("rank") for f in failures] + list(self.blocks.exceptions)))
+        known = [f.get("rank") for f in failures] + list(self.blocks.exceptions)
+        facts.update(stuck_rank_facts(self._hits.values(), known, lambda: labelled_ranks(self.symptoms.windows())))
         crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes

@@ -13,9 +13,10 @@ ranks before their own timeout fired says nothing about which one was stuck).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.logs.lineprefix import split_prefix
 
 TIMEOUT_FINDING = "collective-timeout"   # the finding whose echo hits mark a rank that waited
 NAMING_VARS = ("stuck_ranks", "culprits")  # hit values in which a signature names the absent ranks
@@ -41,9 +42,23 @@ def named_ranks(value: Any) -> list[int]:
     return [int(r) for r in re.findall(r"\d+", match.group(1))] if match else []
 
 
-def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None]) -> dict[str, Any]:
+def labelled_ranks(windows: Iterable[bytes]) -> set[int]:
+    """Ranks whose launcher label (``[rank3]:``, ``[default3]:``, ``[1,3]<stdout>:``, ``3: ``) starts a line of
+    the analyzer's bounded head/tail windows: ranks the log shows alive though none of their lines matched."""
+    ranks: set[int] = set()
+    for window in windows:
+        for line in window.decode("utf-8", "replace").splitlines():
+            rank = split_prefix(line).rank
+            if rank is not None:
+                ranks.add(rank)
+    return ranks
+
+
+def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None],
+                     more_ranks: Callable[[], set[int]] = set) -> dict[str, Any]:
     """``log.stuck_ranks`` / ``log.waiting_ranks`` from the analyzer's hits (``finding``, ``rank``,
-    ``vars``, ``sig.echo``) and every rank the log showed otherwise."""
+    ``vars``, ``sig.echo``) and every rank the log showed otherwise (``more_ranks`` is asked only when
+    elimination is needed)."""
     hits = list(hits)
     timeouts = [h for h in hits if h.finding == TIMEOUT_FINDING]
     if not timeouts:
@@ -54,8 +69,10 @@ def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None]) -> 
     if named:
         facts["log.stuck_ranks"] = named
         return facts
-    known = {r for r in known_ranks if isinstance(r, int)} | {h.rank for h in hits if h.rank is not None}
+    if not waiting:
+        return facts
+    known = {r for r in known_ranks if isinstance(r, int)} | {h.rank for h in hits if h.rank is not None} | more_ranks()
     silent = sorted(known - set(waiting))
-    if waiting and silent and len(silent) <= len(waiting):
+    if silent and len(silent) <= len(waiting):
         facts["log.stuck_ranks"] = silent
     return facts
