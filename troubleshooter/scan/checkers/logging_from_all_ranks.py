@@ -31,8 +31,9 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
-                if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site):
-                    continue  # rank 0 first, the others after it: one writer at a time
+                if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
+                        or self._private_target(m, site):
+                    continue  # rank 0 first, the others after it: one writer at a time; or a private buffer
                 if site.func and site.func.name in P.checkpoint_writers:
                     continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
@@ -50,6 +51,17 @@ class LoggingFromAllRanksChecker(Checker):
     def _in_training_loop(m, site) -> bool:
         """The innermost loop around the call steps an optimizer (a per-step line, not a per-epoch one)."""
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
+
+    @staticmethod
+    def _private_target(m, site) -> bool:
+        """``torch.save(obj, buffer)`` into ``io.BytesIO()``, or inside ``with TemporaryDirectory():``: the bytes
+        stay in this process (they are then uploaded or broadcast), no file is shared between ranks."""
+        private = m.P.private_write_targets
+        if any(w in private for w in site.ctx.withs):
+            return True
+        target = site.arg(1, "f") if site.name else None
+        made = m.value_call(target, site.line, site.ctx.func) if target is not None else None
+        return made is not None and made.name in private
 
     @staticmethod
     def _per_item_output(m, site) -> bool:
