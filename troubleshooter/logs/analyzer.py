@@ -24,7 +24,7 @@ from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_ran
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
-from troubleshooter.logs.symptoms import SymptomScanner
+from troubleshooter.logs.symptoms import STAGE_FACT, SymptomScanner
 
 CHUNK = 4 << 20          # bytes read at a time
 MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk) is cut
@@ -98,7 +98,9 @@ class LogAnalyzer:
         self.blocks = BlockTracker()
         # finding signatures that another's refine names: remembered like context signatures too
         self._refining = {ref.after for sig in self.signatures for ref in sig.refine}
-        self.symptoms = SymptomScanner(s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size"))
+        self.symptoms = SymptomScanner((s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size")),
+                                       ((s.fact[len(STAGE_FACT):], s.bregex) for s in self.signatures
+                                        if (s.fact or "").startswith(STAGE_FACT)))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker

@@ -9,7 +9,10 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
 - the last progress position (``step/total``) the log shows, to tell a stall at the end of an epoch;
 - rates (``it/s``, ``s/it``, samples/images/tokens per second, per GPU or for the whole job) paired
   with the world size the log declared before them (the world-size wordings are the
-  ``log.world_size_*`` fact signatures of ``rules/signatures``).
+  ``log.world_size_*`` fact signatures of ``rules/signatures``);
+- the start-up stage a log ENDS in: its last start-up line (the ``log.startup_<stage>`` fact
+  signatures: rendezvous, communicator set-up, ...) with no training progress and no error after it,
+  the shape of a run that hung before its first step.
 
 The rules decide what the facts mean and gate them on enough evidence.
 """
@@ -38,6 +41,7 @@ FACTS = (
     FactSpec("log.progress_last_fraction", "float", "How far into its epoch the last progress position is (step/total)"),
     FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
+    FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
 _LABEL = rb"(?:\[(?:[Rr]ank ?|default)?\d+\]:?|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=[ \t])|[a-z][a-z0-9.-]*\d:(?=[ \t]))"
@@ -63,16 +67,26 @@ _RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it|(?i:sampl
                    rb"|(?P<key>train_samples_per_second|(?i:img/sec per gpu|images/sec per gpu))['\"]?[ \t]*[:=][ \t]*"
                    rb"(?P<keyed>\d+(?:\.\d+)?)")
 MAX_LINES = 20000       # lines of one family counted per log
+# after the last start-up line: what shows the run went on (progress, loss, a bar) or failed (an error of its own)
+_WENT_ON = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((_PROGRESS_LINE.pattern, _LOSS_LINE.pattern, _BAR.pattern)))
+                      + rb"|Traceback|\w(?:Error|Exception)\b|\berror:|FAILED|Killed|Segmentation fault|core dumped", re.M)
+MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
+STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 
 
 class SymptomScanner:
     """Collects the symptom facts from the start and the end of each log it is shown."""
 
-    def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = ()):
-        """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size."""
+    def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = (),
+                 stage_patterns: Iterable[tuple[str, re.Pattern[bytes]]] = ()):
+        """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size;
+        ``stage_patterns``: (stage, byte regex) pairs of start-up lines, earliest stage first."""
         patterns = sorted({p.pattern for p in world_size_patterns})
-        unnamed = [re.sub(rb"\(\?P<\w+>", b"(", p) for p in patterns]
-        self._world = re.compile(b"|".join(b"(?:%s)" % p for p in unnamed)) if patterns else None
+        self._world = _alternation(patterns) if patterns else None
+        stages: dict[str, list[bytes]] = {}
+        for stage, pattern in stage_patterns:
+            stages.setdefault(stage, []).append(pattern.pattern)
+        self._stages = {stage: _alternation(found) for stage, found in stages.items()}
         self._world_values = [re.compile(p) for p in patterns]
         self._head: dict[str, bytearray] = {}
         self._tail: dict[str, bytes] = {}
@@ -122,7 +136,31 @@ class SymptomScanner:
             facts["log.progress_last_step"], facts["log.progress_last_total"] = last_pos
             facts["log.progress_last_fraction"] = round(min(last_pos[0] / last_pos[1], 1.0), 4)
         facts.update(self._rates(windows))
+        stage = self._ended_in_stage()
+        if stage:
+            facts["log.ended_in_stage"] = stage
         return facts
+
+    def _ended_in_stage(self) -> str | None:
+        """The earliest stage some file ends in, unless a file went on past its start-up (or never showed one)."""
+        order = list(self._stages)
+        ended = []
+        for path, head in self._head.items():
+            window = self._tail.get(path) or bytes(head)
+            last = None
+            for stage, regex in self._stages.items():
+                for match in regex.finditer(window):
+                    if last is None or match.start() >= last[0]:
+                        last = (match.start(), stage)
+            if last is None:
+                if _WENT_ON.search(window):
+                    return None
+                continue
+            after = window[window.find(b"\n", last[0]) + 1:] if b"\n" in window[last[0]:] else b""
+            if _WENT_ON.search(after) or sum(1 for line in after.split(b"\n") if line.strip()) > MAX_AFTER_STAGE:
+                return None
+            ended.append(last[1])
+        return min(ended, key=order.index) if ended else None
 
     def _rates(self, windows: list[bytes]) -> dict[str, Any]:
         """Per-rank rates by the world size declared before them; the ratio of the extremes.
@@ -160,6 +198,11 @@ class SymptomScanner:
             if match:
                 return int(match["value"])
         return None
+
+
+def _alternation(patterns: list[bytes]) -> re.Pattern[bytes]:
+    """One regex matching any of ``patterns`` (their named groups dropped, so they can repeat)."""
+    return re.compile(b"|".join(b"(?:%s)" % re.sub(rb"\(\?P<\w+>", b"(", p) for p in patterns))
 
 
 def _rates(text: bytes, size: int) -> list[tuple[str, float]]:
