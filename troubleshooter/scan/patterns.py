@@ -18,7 +18,7 @@ from troubleshooter.core.yamlspan import SpanDict
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
-              "load_helper_names", "dataset_fetchers", "collective_helper_names")
+              "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")

@@ -87,13 +87,15 @@ class FileScanner:
         distributed = raw or bool(project.frameworks)
         self.uses_distributed |= distributed
         for checker in self.checkers:
-            if checker.distributed_only and (not distributed or (not raw and project.handled_by_framework(checker.id))):
+            if checker.distributed_only and not distributed:
                 continue
+            handled = checker.distributed_only and not raw and project.handled_by_framework(checker.id)
             generic = shared and checker.triggers is DISTRIBUTED_TRIGGERS  # distributed through the project
             if not generic and not any(t in text for t in checker.triggers):
                 continue
             try:
-                found = [h for h in checker.check(index) if index.reachable(h.line)]
+                run = checker.check_handled if handled else checker.check
+                found = [h for h in run(index) if index.reachable(h.line)]
             except Exception as exc:  # one checker's bug must not lose the other findings
                 out.internal_errors.append(f"{path}: checker {checker.id} failed: {type(exc).__name__}: {exc}")
                 continue

@@ -47,6 +47,11 @@ class Checker:
         """Yield the hits of this pitfall in module ``m``."""
         raise NotImplementedError
 
+    def check_handled(self, m: ModuleIndex) -> Iterable[Hit]:
+        """Hits in a file whose framework takes care of this pitfall (``handles`` in frameworks.yaml): only what
+        never reaches the framework. None by default."""
+        return ()
+
 
 _MODULES = (
     "dataparallel", "ddp_before_to_device", "missing_distributed_sampler", "shuffle_with_sampler",

@@ -136,8 +136,13 @@ class CollectiveMismatchChecker(Checker):
 
     @staticmethod
     def _is_collective(m: ModuleIndex, site: CallSite, names: set[str]) -> bool:
-        return site.name in names or site.name in m.P.framework_collective_functions or (
-            site.recv is not None and m.P.matches("framework_collectives", f"{last(site.recv)}.{site.method}"))
+        if site.name in names or site.name in m.P.framework_collective_functions:
+            return True
+        if site.recv is None:
+            return False
+        method = f"{last(site.recv)}.{site.method}"
+        return m.P.matches("framework_collectives", method) or (m.P.matches("lightning_collectives", method) and any(
+            q == "lightning" or q.startswith("lightning.") for q in m.aliases.values()))
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:

@@ -41,6 +41,43 @@ class MissingDistributedSamplerChecker(Checker):
                                  "more work than on one GPU",
                       {"loader": loader, "dataset": dataset or "dataset", "sampler": "sampler"})
 
+    def check_handled(self, m):
+        """Under a framework that shards the loaders handed to its ``prepare``: a training loader handed over only
+        inside a generator of the script (``prepare(cycle(loader))``). prepare returns what it does not know
+        unchanged, so that loader is never sharded."""
+        for site in m.calls:
+            if not _shards(m, site):
+                continue
+            for arg in [*site.node.args, *(k.value for k in site.node.keywords)]:
+                loader = self._behind_generator(m, arg, site)
+                if loader is not None and self._trains(m, loader):
+                    name = loader_label(loader)
+                    yield Hit(loader.line, f"{name} reaches {site.method}() only inside a generator, which it returns "
+                                           "unchanged: the loader is not sharded, so every rank iterates all of "
+                                           f"{dataset_name(loader) or 'the dataset'}; prepare the DataLoader first, "
+                                           "then wrap it", {"loader": name, "dataset": dataset_name(loader) or "dataset",
+                                                            "sampler": "sampler"})
+
+    @staticmethod
+    def _behind_generator(m, arg, prepare):
+        """The DataLoader call a prepare argument wraps in a local generator function (one with ``yield``):
+        ``cycle(loader)`` given directly or through a name bound to it."""
+        if isinstance(arg, (ast.Name, ast.Attribute)):
+            binding = m.binding(dotted(arg), prepare.line, prepare.ctx.func)
+            arg = binding.value if binding is not None else arg
+        made = m.site_of(arg) if isinstance(arg, ast.Call) else None
+        callee = local_callee(m, made) if made is not None else None
+        if callee is None or not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(callee.node)):
+            return None
+        for given in made.node.args:
+            if isinstance(given, (ast.Name, ast.Attribute)):
+                bound = m.binding(dotted(given), made.line, made.ctx.func)
+                given = bound.value if bound is not None else given
+            loader = m.site_of(given) if isinstance(given, ast.Call) else None
+            if loader is not None and loader.name in m.P.dataloaders:
+                return loader
+        return None
+
     @staticmethod
     def _local_sampler(m, sampler, site) -> str | None:
         """A single-process random sampler (RandomSampler, WeightedRandomSampler ...) given to the loader: every

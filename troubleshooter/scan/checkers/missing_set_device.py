@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import local_rank_name
+from troubleshooter.scan.checkers._common import collective_names, ddp_wraps, local_rank_name
 from troubleshooter.scan.model import const
 
 
@@ -25,10 +25,20 @@ class MissingSetDeviceChecker(Checker):
             backend = const(site.arg(0, "backend"))
             if site.kw("device_id") is not None or backend == "gloo" or (backend != "nccl" and "cuda" not in m.text):
                 continue
+            if not self._uses_gpu(m):
+                continue
             rank = local_rank_name(m) or "local_rank"
             yield Hit(site.line, f"the process group starts without torch.cuda.set_device({rank}): NCCL then uses "
                                  "the current device, GPU 0, on every rank ('Duplicate GPU detected', extra "
                                  "memory and hangs on GPU 0)", {"variable": rank})
+
+    @staticmethod
+    def _uses_gpu(m) -> bool:
+        """The processes do GPU work after joining the group: CUDA named anywhere, a model or tensor moved with
+        ``.to(...)`` / ``torch.device(...)``, a DDP wrap, or a collective. A script that only iterates a
+        DistributedSampler's indices never touches the device set_device would choose."""
+        return ("cuda" in m.text or bool(ddp_wraps(m)) or bool(m.methods("to"))
+                or bool(m.calls_named(["torch.device"])) or bool(m.calls_named(collective_names(m))))
 
     @staticmethod
     def _cuda_work_before(m):

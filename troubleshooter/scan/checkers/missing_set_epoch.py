@@ -70,8 +70,9 @@ class MissingSetEpochChecker(Checker):
             if loop.target and "epoch" in loop.target.lower():
                 return loop.target
         for loop in m.loops:
-            if loop.target and any("epoch" in name.lower() for name in loop.iter_names):
-                return loop.target  # for phase in range(self.num_epochs)
+            counted = sorted(name for name in loop.iter_names if "epoch" in name.lower())
+            if counted:  # for phase in range(self.num_epochs); while epoch < num_epochs
+                return loop.target or counted[0]
         for loop in m.loops:
             if loader in loop.iter_names and loop.ctx.loops:
                 outer = loop.ctx.loops[-1]
