@@ -65,6 +65,14 @@ def test_the_last_start_up_line_decides_the_stage(rules):
     assert _shown(rules, facts) == ["collective-timeout"]
 
 
+def test_the_one_line_banner_of_torch_2(rules):
+    banner = ("I0527 15:16:51.665375 58626 ProcessGroupNCCL.cpp:869] [PG 0 Rank 2] ProcessGroupNCCL initialization options: "
+              "size: 8, global rank: 2, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0\n")
+    facts = _facts(rules, {"job.log": banner})
+    assert (facts["log.ended_in_stage"], facts["log.pg_timeout_ms"]) == ("communicator", 600000)
+    assert _shown(rules, facts) == ["collective-timeout"]
+
+
 def test_the_communicator_stage_needs_the_configured_timeout(rules):
     nccl_info = ("node1:1234:1300 [0] NCCL INFO comm 0x7f0a2c002f70 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
                  "node1:1234:1234 [0] NCCL INFO Launch mode Parallel\n")
