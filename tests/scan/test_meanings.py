@@ -42,6 +42,15 @@ def test_set_device_matters_only_when_the_processes_touch_a_gpu(tmp_path):
     assert "missing-set-device" in _ids(tmp_path, moved)
 
 
+def test_gpu_work_in_another_module_of_the_scan_counts(tmp_path):
+    (tmp_path / "dist_utils.py").write_text(
+        "import torch.distributed as dist\n\ndef init_distributed():\n    dist.init_process_group('nccl')\n")
+    (tmp_path / "train.py").write_text(
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from dist_utils import init_distributed\n\ninit_distributed()\nmodel = DDP(nn.Linear(4, 4).cuda())\n")
+    assert "missing-set-device" in set(scan_paths([str(tmp_path)]).hits)
+
+
 LIGHTNING = '''
 import {package} as pl
 import torch.nn as nn

@@ -35,10 +35,13 @@ class MissingSetDeviceChecker(Checker):
     @staticmethod
     def _uses_gpu(m) -> bool:
         """The processes do GPU work after joining the group: CUDA named anywhere, a model or tensor moved with
-        ``.to(...)`` / ``torch.device(...)``, a DDP wrap, or a collective. A script that only iterates a
-        DistributedSampler's indices never touches the device set_device would choose."""
-        return ("cuda" in m.text or bool(ddp_wraps(m)) or bool(m.methods("to"))
-                or bool(m.calls_named(["torch.device"])) or bool(m.calls_named(collective_names(m))))
+        ``.to(...)`` / ``torch.device(...)``, a DDP wrap, or a collective, here or in another module of the scan.
+        A script that only iterates a DistributedSampler's indices never touches the device set_device chooses."""
+        if ("cuda" in m.text or bool(ddp_wraps(m)) or bool(m.methods("to"))
+                or bool(m.calls_named(["torch.device"])) or bool(m.calls_named(collective_names(m)))):
+            return True
+        gpu_work = {"cuda", "to", "device", "DistributedDataParallel", *m.P.collectives}
+        return m.project is not None and bool(m.project.referenced & gpu_work)  # in another module of the scan
 
     @staticmethod
     def _cuda_work_before(m):
