@@ -39,6 +39,7 @@ BANNER = ("I1028 12:13:38.405081 632355 ProcessGroupNCCL.cpp:843] [Rank 0] NCCL 
     "| distributed init (rank 1): env://, gpu 1\n",
     "[2023-05-02 10:11:12,345] [INFO] [comm.py:594:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl\n",
     "Added key: store_based_barrier_key:1 to store for rank: 1\n",
+    "[I socket.cpp:787] [c10d] The client socket has connected to [node-a.example]:29500 on [node-b.example]:46672.\n",
 ])
 def test_a_log_ending_at_the_rendezvous_is_a_rank_missing_there(rules, setup):
     for whole in (True, False):
@@ -52,11 +53,20 @@ def test_a_log_ending_at_the_rendezvous_is_a_rank_missing_there(rules, setup):
     "epoch 1 step 20 loss 0.4312\n",
     "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nRuntimeError: boom\n",
     "".join(f"model layer {i}\n" for i in range(MAX_AFTER_STAGE + 1)),
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 4321) of binary: python\n",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4322 closing signal SIGTERM\n",
 ])
 def test_progress_an_error_or_much_output_after_start_up_is_not_a_start_up_hang(rules, after):
     facts = _facts(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + after})
     assert "log.ended_in_stage" not in facts
     assert "ranks-missing-at-rendezvous" not in _shown(rules, facts)
+
+
+def test_lightning_1x_and_2x_registered_wordings_are_the_communicator_stage(rules):
+    for line in ("All DDP processes registered. Starting ddp with 2 processes\n",
+                 "All distributed processes registered. Starting with 2 processes\n"):
+        facts = _facts(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + line + "-" * 100 + "\n"})
+        assert facts["log.ended_in_stage"] == "communicator"
 
 
 def test_the_last_start_up_line_decides_the_stage(rules):

@@ -69,7 +69,8 @@ _RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it|(?i:sampl
 MAX_LINES = 20000       # lines of one family counted per log
 # after the last start-up line: what shows the run went on (progress, loss, a bar) or failed (an error of its own)
 _WENT_ON = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((_PROGRESS_LINE.pattern, _LOSS_LINE.pattern, _BAR.pattern)))
-                      + rb"|Traceback|\w(?:Error|Exception)\b|\berror:|FAILED|Killed|Segmentation fault|core dumped", re.M)
+                      + rb"|Traceback|\w(?:Error|Exception)\b|\berror:|\bERROR\b|\bWARN\b|FAILED|Killed|Segmentation fault|core dumped"
+                      rb"|exit ?code|exitcode|returned non-zero|\bSIG[A-Z]{3,4}\b", re.M)
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 
