@@ -24,7 +24,7 @@ from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_ran
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
-from troubleshooter.logs.symptoms import STAGE_FACT, SymptomScanner
+from troubleshooter.logs.symptoms import RANK_FACT, STAGE_FACT, SymptomScanner
 
 CHUNK = 4 << 20          # bytes read at a time
 MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk) is cut
@@ -100,7 +100,8 @@ class LogAnalyzer:
         self._refining = {ref.after for sig in self.signatures for ref in sig.refine}
         self.symptoms = SymptomScanner((s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size")),
                                        ((s.fact[len(STAGE_FACT):], s.bregex) for s in self.signatures
-                                        if (s.fact or "").startswith(STAGE_FACT)))
+                                        if (s.fact or "").startswith(STAGE_FACT)),
+                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker

@@ -12,7 +12,10 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
   ``log.world_size_*`` fact signatures of ``rules/signatures``);
 - the start-up stage a log ENDS in: its last start-up line (the ``log.startup_<stage>`` fact
   signatures: rendezvous, communicator set-up, ...) with no training progress and no error after it,
-  the shape of a run that hung before its first step.
+  the shape of a run that hung before its first step;
+- global ranks announced by more than one process while another rank of the declared world size was
+  never announced (the ``log.rank_announced`` fact signatures: Lightning's "GLOBAL_RANK: n", ...):
+  two processes computed the same rank, so the world can never complete.
 
 The rules decide what the facts mean and gate them on enough evidence.
 """
@@ -41,6 +44,7 @@ FACTS = (
     FactSpec("log.progress_last_fraction", "float", "How far into its epoch the last progress position is (step/total)"),
     FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
+    FactSpec("log.ranks_announced_twice", "list", "Global ranks announced by more than one process while a rank below the declared world size never was"),
     FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
@@ -73,15 +77,18 @@ _WENT_ON = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((_PROGRESS_LINE.pa
                       rb"|exit ?code|exitcode|returned non-zero|\bSIG[A-Z]{3,4}\b", re.M)
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
+RANK_FACT = "log.rank_announced"  # fact signatures of a process announcing its global rank
 
 
 class SymptomScanner:
     """Collects the symptom facts from the start and the end of each log it is shown."""
 
     def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = (),
-                 stage_patterns: Iterable[tuple[str, re.Pattern[bytes]]] = ()):
+                 stage_patterns: Iterable[tuple[str, re.Pattern[bytes]]] = (),
+                 rank_patterns: Iterable[re.Pattern[bytes]] = ()):
         """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size;
-        ``stage_patterns``: (stage, byte regex) pairs of start-up lines, earliest stage first."""
+        ``stage_patterns``: (stage, byte regex) pairs of start-up lines, earliest stage first;
+        ``rank_patterns``: byte regexes with a ``value`` group, a process announcing its global rank."""
         patterns = sorted({p.pattern for p in world_size_patterns})
         self._world = _alternation(patterns) if patterns else None
         stages: dict[str, list[bytes]] = {}
@@ -89,6 +96,7 @@ class SymptomScanner:
             stages.setdefault(stage, []).append(pattern.pattern)
         self._stages = {stage: _alternation(found) for stage, found in stages.items()}
         self._world_values = [re.compile(p) for p in patterns]
+        self._ranks = [re.compile(p.pattern) for p in rank_patterns]
         self._head: dict[str, bytearray] = {}
         self._tail: dict[str, bytes] = {}
         self._seen: dict[str, int] = {}
@@ -137,6 +145,9 @@ class SymptomScanner:
             facts["log.progress_last_step"], facts["log.progress_last_total"] = last_pos
             facts["log.progress_last_fraction"] = round(min(last_pos[0] / last_pos[1], 1.0), 4)
         facts.update(self._rates(windows))
+        twice = self._ranks_announced_twice(windows)
+        if twice:
+            facts["log.ranks_announced_twice"] = twice
         stage = self._ended_in_stage()
         if stage:
             facts["log.ended_in_stage"] = stage
@@ -192,6 +203,23 @@ class SymptomScanner:
             return {}
         ratio = statistics.median(by_size[high][unit]) / statistics.median(by_size[low][unit])
         return {"log.rate_world_sizes": [low, high], "log.rate_scaling": round(ratio, 3)}
+
+    def _ranks_announced_twice(self, windows: list[bytes]) -> list[int]:
+        """Ranks announced more than once, when as many announcements as the world size left a rank unannounced.
+
+        A restart announces every rank again (no rank left out); one node's part of a bigger world
+        announces fewer ranks than the world size; neither is reported."""
+        counts: Counter[int] = Counter()
+        world = 0
+        for window in windows:
+            for pattern in self._ranks:
+                counts.update(int(m["value"]) for m in pattern.finditer(window))
+            for pattern in self._world_values:
+                world = max([world, *(int(m["value"]) for m in pattern.finditer(window))])
+        twice = sorted(rank for rank, n in counts.items() if n > 1)
+        if not twice or world < 2 or sum(counts.values()) < world or all(r in counts for r in range(world)):
+            return []
+        return twice
 
     def _world_size(self, text: bytes) -> int | None:
         for pattern in self._world_values:
