@@ -28,7 +28,7 @@ def _lightning(ranks: list[int], world: int) -> str:
     _lightning([0, 1, 2, 3, 0, 1, 2, 3], 8),
     # the same with DETR-style and Accelerate announcements
     "".join(f"| distributed init (rank {r}): env://, world_size: 4\n" for r in (0, 1, 0, 1)),
-    "Distributed environment: MULTI_GPU  Backend: nccl\nNum processes: 2\n" + "Process index: 0\n" * 2,
+    "Num processes: 4\n" + "".join(f"Process index: {r}\n" for r in (0, 1, 0, 1)),
 ])
 def test_a_rank_claimed_twice_leaving_another_empty_is_rank_env_inconsistent(rules, text):
     facts, shown = _shown(rules, text)
@@ -40,6 +40,8 @@ def test_a_rank_claimed_twice_leaving_another_empty_is_rank_env_inconsistent(rul
     _lightning([0, 1, 2, 3], 4),                 # every rank once
     _lightning([0, 1, 2, 3, 0, 1, 2, 3], 4),     # a restart: every rank again, none left out
     _lightning([0, 1, 0, 1], 8),                 # one node's part of a bigger world
+    _lightning([0], 1) + _lightning([0], 2),     # two runs of different sizes, rank 0 printing
+    _lightning([0], 2) + _lightning([0], 2),     # two attempts where only rank 0's output was kept
 ])
 def test_complete_worlds_restarts_and_partial_logs_are_not_flagged(rules, text):
     facts, shown = _shown(rules, text)

@@ -207,17 +207,22 @@ class SymptomScanner:
     def _ranks_announced_twice(self, windows: list[bytes]) -> list[int]:
         """Ranks announced more than once, when as many announcements as the world size left a rank unannounced.
 
-        A restart announces every rank again (no rank left out); one node's part of a bigger world
-        announces fewer ranks than the world size; neither is reported."""
+        Only for a log of one world size whose processes announced at least two different ranks: a
+        restart announces every rank again (no rank left out), one node's part of a bigger world
+        announces fewer ranks than the world size, and two runs (of different sizes, or where only
+        rank 0 prints) are not one world; none of them is reported."""
         counts: Counter[int] = Counter()
-        world = 0
+        worlds: set[int] = set()
         for window in windows:
             for pattern in self._ranks:
                 counts.update(int(m["value"]) for m in pattern.finditer(window))
             for pattern in self._world_values:
-                world = max([world, *(int(m["value"]) for m in pattern.finditer(window))])
+                worlds.update(int(m["value"]) for m in pattern.finditer(window))
         twice = sorted(rank for rank, n in counts.items() if n > 1)
-        if not twice or world < 2 or sum(counts.values()) < world or all(r in counts for r in range(world)):
+        if not twice or len(worlds) != 1 or len(counts) < 2:
+            return []
+        world = worlds.pop()
+        if sum(counts.values()) < world or all(r in counts for r in range(world)):
             return []
         return twice
 
