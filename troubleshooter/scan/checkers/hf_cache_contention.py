@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.model import const, last, source
 
 
 class HfCacheContentionChecker(Checker):
-    """from_pretrained / load_dataset (or a dataset fetcher: ``sklearn.datasets.fetch_*``) on every rank, with no
-    rank-0-first guard or barrier before it."""
+    """from_pretrained / load_dataset (or a dataset fetcher: ``sklearn.datasets.fetch_*``), or a ``datasets``
+    ``.map``/``.filter`` that writes the dataset cache, on every rank, with no rank-0-first guard or barrier
+    before it."""
 
     id = "hf-cache-contention"
+
+    def check_handled(self, m):
+        """Under the HF Trainer or Accelerate: they take care of their own loading, not of the user's
+        preprocessing (``dataset.map`` before ``Trainer(...)``), which still runs on every rank."""
+        if not any(s.rank_conditional for s in m.calls_to(m.P.hf_cache_loaders)):
+            yield from self._cache_writes(m)
 
     def check(self, m):
         P = m.P
@@ -42,6 +51,43 @@ class HfCacheContentionChecker(Checker):
             yield Hit(site.line, f"{what}({model}) runs on every rank at once: all ranks download into and lock the "
                                  "same cache; let rank 0 fetch first, then barrier",
                       {"variable": what, "model": model})
+
+    def _cache_writes(self, m):
+        """``ds.map(...)`` / ``ds.filter(...)`` of a ``datasets`` dataset on every rank at once."""
+        P = m.P
+        if not any(q.partition(".")[0] in P.hub_packages for q in m.aliases.values()):
+            return
+        for site in m.calls:
+            if site.method not in P.dataset_cache_transforms or not self._is_dataset(m, site):
+                continue
+            if (site.rank_conditional or site.rank0 or m.rank0_first(site) or self._decorated_rank0_first(m, site)
+                    or const(site.kw("keep_in_memory")) is True or self._barrier_before(m, site)):
+                continue
+            what = f"{site.recv or 'dataset'}.{site.method}"
+            yield Hit(site.line, f"{what}(...) runs on every rank at once: every process computes "
+                                 "and writes the same datasets cache files; run it under main_process_first() so "
+                                 "the others read the cache", {"variable": what,
+                                                               "model": "the dataset cache"})
+
+    @staticmethod
+    def _is_dataset(m, site) -> bool:
+        """A cache-backed ``datasets`` dataset: its receiver bound from a ``datasets`` loader, or a keyword only
+        ``datasets`` takes; not an in-memory or streaming one (their maps write no cache file)."""
+        recv = site.node.func.value if isinstance(site.node.func, ast.Attribute) else None
+        made = m.value_call(recv, site.line, site.func) if recv is not None else None
+        if made is not None and (made.method in m.P.in_memory_dataset_sources or const(made.kw("streaming")) is True):
+            return False
+        if any(k.arg in m.P.dataset_cache_keywords for k in site.node.keywords):
+            return True
+        return made is not None and made.method in m.P.dataset_sources and made.name.partition(".")[0] in m.P.hub_packages
+
+    @staticmethod
+    def _decorated_rank0_first(m, site) -> bool:
+        """The enclosing function is decorated ``@state.main_process_first()`` (or another rank-0-first context)."""
+        node = site.func.node if site.func else None
+        names = [d.func if isinstance(d, ast.Call) else d for d in getattr(node, "decorator_list", ())]
+        return any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")) in m.P.rank_zero_first_contexts
+                   for n in names)
 
     @staticmethod
     def _barrier_before(m, site) -> bool:

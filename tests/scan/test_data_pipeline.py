@@ -1,0 +1,86 @@
+"""Data-pipeline spellings (scan-data): a ``datasets`` map on every rank under the HF Trainer or Accelerate,
+each case with the near misses that must stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from troubleshooter.scan import scan_paths
+
+
+def _ids(tmp_path: Path, code: str) -> set[str]:
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    return set(scan_paths([str(path)]).hits)
+
+
+TRAINER = '''
+from datasets import Dataset, load_dataset
+from transformers import AutoTokenizer, Trainer, TrainingArguments
+
+args = TrainingArguments("out", per_device_train_batch_size=8)
+tokenizer = AutoTokenizer.from_pretrained("gpt2")
+{prep}
+Trainer(model=None, args=args, train_dataset=data, tokenizer=tokenizer).train()
+'''
+
+SUBCLASS = '''
+from datasets import load_dataset
+from transformers import Trainer, TrainingArguments
+
+
+class MyTrainer(Trainer):
+    def __init__(self, model, args, dataset, tokenizer):
+        super().__init__(model=model, args=args, train_dataset=self._prepare(dataset, tokenizer))
+
+{decorator}    def _prepare(self, dataset, tokenizer):
+        return dataset.map(lambda ex: tokenizer(ex["text"]), batched=True, remove_columns=dataset.column_names)
+
+
+def main(model, tokenizer):
+    MyTrainer(model, TrainingArguments("out"), load_dataset("imdb", split="train"), tokenizer).train()
+'''
+
+ACCELERATE = '''
+from accelerate import Accelerator
+from datasets import load_dataset
+
+accelerator = Accelerator()
+raw = load_dataset("wikitext", "wikitext-2-raw-v1")
+{prep}
+'''
+
+
+@pytest.mark.parametrize("prep", [
+    'data = load_dataset("imdb", split="train").map(lambda b: tokenizer(b["text"]), batched=True)',
+    'raw = load_dataset("imdb", split="train")\ndata = raw.filter(lambda ex: len(ex["text"]) > 0)',
+    'raw = load_dataset("json", data_files="d.json")["train"]\ndata = raw.map(lambda b: b, num_proc=4)',
+])
+def test_a_dataset_map_before_the_trainer_runs_on_every_rank(tmp_path, prep):
+    assert "hf-cache-contention" in _ids(tmp_path, TRAINER.format(prep=prep))
+
+
+@pytest.mark.parametrize("prep", [
+    'with args.main_process_first(desc="tokenize"):\n    data = load_dataset("imdb").map(lambda b: b, batched=True)',
+    'data = load_dataset("imdb").map(lambda b: b, batched=True, keep_in_memory=True)',
+    'raw = load_dataset("imdb", streaming=True)\ndata = raw.map(lambda b: b, batched=True)',
+    'raw = Dataset.from_dict({"text": ["a", "b"]})\ndata = raw.map(lambda b: b, batched=True)',
+    'data = list(map(str.lower, ["A", "B"]))',
+])
+def test_a_guarded_in_memory_or_streaming_map_is_quiet(tmp_path, prep):
+    assert "hf-cache-contention" not in _ids(tmp_path, TRAINER.format(prep=prep))
+
+
+def test_a_map_in_a_trainer_subclass_method_counts_unless_decorated_main_process_first(tmp_path):
+    assert "hf-cache-contention" in _ids(tmp_path, SUBCLASS.format(decorator=""))
+    quiet = SUBCLASS.format(decorator="    @PartialState().local_main_process_first()\n")
+    assert "hf-cache-contention" not in _ids(tmp_path, "from accelerate import PartialState\n" + quiet)
+
+
+def test_accelerate_handles_its_loading_but_not_the_users_map(tmp_path):
+    assert "hf-cache-contention" in _ids(tmp_path, ACCELERATE.format(prep='tok = raw.map(lambda b: b, batched=True)'))
+    guarded = 'with accelerator.main_process_first():\n    tok = raw.map(lambda b: b, batched=True)'
+    assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep=guarded))
+    assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep='pool_result = pool.map(len, [1])'))
