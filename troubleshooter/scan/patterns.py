@@ -18,7 +18,8 @@ from troubleshooter.core.yamlspan import SpanDict
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
-              "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives")
+              "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives",
+              "checkpoint_payload_calls")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
@@ -34,7 +35,8 @@ KEYS = (
     "local_rank_names", "distributed_flag_words", "model_preparers", "functional_losses_with_weight",
     "ddp_settings", "global_batch_help_words", "main_process_loggers", "hub_packages", "local_samplers", "log_output_setup",
     "framework_collective_functions", "collective_helper_skip_packages", "private_write_targets",
-    "dataset_cache_transforms", "dataset_cache_keywords", "dataset_sources", "in_memory_dataset_sources", *REGEX_KEYS,
+    "dataset_cache_transforms", "dataset_cache_keywords", "dataset_sources", "in_memory_dataset_sources",
+    "ddp_returning_preparers", *REGEX_KEYS,
 )
 
 

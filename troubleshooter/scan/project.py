@@ -35,7 +35,7 @@ HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of impor
 RELEVANT_WORDS = tuple(w.encode() for w in (
     "DistributedDataParallel", "init_process_group", "DistributedSampler", "distributed", "rank", "main_process",
     "master", "primary", "accelerate", "lightning", "transformers", "deepspeed", "trl", "builtins", "__builtin__",
-    "stdout", "force=", "CUDA_VISIBLE_DEVICES", "__main__"))
+    "stdout", "force=", "CUDA_VISIBLE_DEVICES", "__main__", "TorchTrainer", "prepare_model"))
 
 
 class Project:

@@ -31,10 +31,11 @@ class CheckpointWithoutModuleChecker(Checker):
         yield from self._prepared(m)
 
     def _prepared(self, m):
-        """``torch.save(model.state_dict())`` of a model Accelerate's ``prepare`` returned: on several GPUs that
-        is the DDP wrapper too (``accelerator.unwrap_model(model).state_dict()`` is the model's)."""
+        """``torch.save(model.state_dict())`` of a model a framework's preparer returned (Accelerate's ``prepare``,
+        Ray Train's ``prepare_model``): on several GPUs that is the DDP wrapper too."""
         for name, prep in wrapped_models(m).items():
-            if prep.method != "prepare" or prep.recv is None or prep.ctx.sides or prep.name in m.P.ddp_wrappers:
+            if prep.method not in m.P.ddp_returning_preparers or prep.recv is None or prep.ctx.sides \
+                    or prep.name in m.P.ddp_wrappers:
                 continue
             if any(s.recv == name and s.method == "load_state_dict" and s.line > prep.line for s in m.calls):
                 continue  # checkpoints go back into the prepared model
@@ -44,9 +45,10 @@ class CheckpointWithoutModuleChecker(Checker):
                     continue
                 if self._in_conditional_expr(m, site) or not self._saved(m, site):
                     continue
+                unwrapped = f"{prep.recv}.unwrap_model({name})" if prep.method == "prepare" else f"{name}.module"
                 yield Hit(site.line, f"{name}.state_dict() is the prepared model's: on several GPUs it is the DDP "
-                                     f"wrapper, every key starts with 'module.'; save "
-                                     f"{prep.recv}.unwrap_model({name}).state_dict()", {"model": name})
+                                     f"wrapper, every key starts with 'module.'; save {unwrapped}.state_dict()",
+                          {"model": name})
                 return
 
     @staticmethod
@@ -106,7 +108,8 @@ class CheckpointWithoutModuleChecker(Checker):
     @staticmethod
     def _saved(m, site) -> bool:
         """The state dict ends up in torch.save(...) (directly, via a variable / dict, or a local save helper)."""
-        writers = m.calls_to(m.P.checkpoint_writers)
+        writers = m.calls_to(m.P.checkpoint_writers) + [
+            c for c in m.calls if c.name and m.P.matches("checkpoint_payload_calls", c.name)]
         helpers = [c for c in m.calls if (f := local_callee(m, c)) is not None
                    and any(w.ctx.func is f for w in writers)]
         for save in writers + helpers:

@@ -26,11 +26,12 @@ class HardcodedCuda0Checker(Checker):
             return  # each process sees only its own GPU (CUDA_VISIBLE_DEVICES set per rank): cuda:0 is that GPU
         rank = local_rank_name(m) or "local_rank"
         seen: set[int] = set()
-        for line, node, text in self._candidates(m):
+        for line, node, text in [*self._candidates(m), *self._other_constant_gpu(m)]:
             if line in seen:
                 continue
             seen.add(line)
-            yield Hit(line, f"{source(node)} pins every rank to GPU 0: all processes share one GPU (OOM, "
+            gpu = text.partition(":")[2] if text.startswith("cuda:") else "0"
+            yield Hit(line, f"{source(node)} pins every rank to GPU {gpu}: all processes share one GPU (OOM, "
                             f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
                       {"device": text, "variable": rank})
 
@@ -66,6 +67,28 @@ class HardcodedCuda0Checker(Checker):
         if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
             yield from self._config_devices(m)
         yield from self._defaults(m)
+
+    def _other_constant_gpu(self, m):
+        """The process's device chosen as one constant GPU other than 0 (``set_device(1)``,
+        ``torch.device("cuda:2")``, ``torch.device("cuda", 3)``): every rank runs on that GPU. Not when the script
+        names several constant GPUs (a model split over devices by design) or picks devices by the rank."""
+        picks = []
+        for s in m.calls:
+            if s.name in m.P.set_device:
+                index = _device_index(s.arg(0, "device"))
+            elif s.name == "torch.device":
+                first = const(s.arg(0))
+                index = _device_index(s.arg(1, "index")) if first == "cuda" else _device_index(s.arg(0))
+            else:
+                continue
+            if index is not None and not self._skip(s.ctx):
+                picks.append((index, s))
+        constants = {index for index, _ in picks} | {
+            _device_index(s.arg(0, "device")) for s in m.calls if s.method in ("cuda", "to")} - {None}
+        if len(constants) != 1 or 0 in constants or _devices_by_rank(m):
+            return
+        for index, site in picks:
+            yield site.line, site.node, f"cuda:{index}"
 
     @staticmethod
     def _defaults(m):
@@ -133,6 +156,16 @@ def _devices_by_rank(m) -> bool:
         if any(v is not None and m.mentions_rank(v) for v in values):
             return True
     return False
+
+
+def _device_index(node) -> int | None:
+    """The GPU a constant names: ``1``, ``"cuda:1"``; None for anything else."""
+    value = const(node)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.startswith("cuda:") and value[5:].isdigit():
+        return int(value[5:])
+    return None
 
 
 def _is_zero(node) -> bool:

@@ -1,0 +1,61 @@
+"""Spellings of the device / checkpoint family (scan-device): each case with the near miss that must stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from troubleshooter.scan import scan_paths
+
+
+def _ids(tmp_path: Path, code: str) -> set[str]:
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    return set(scan_paths([str(path)]).hits)
+
+
+PREPARED = '''
+import torch
+import torch.nn as nn
+from ray import train
+from ray.train import Checkpoint
+
+
+def loop(config):
+    net = train.torch.prepare_model(nn.Linear(8, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for epoch in range(3):
+        opt.step()
+        {save}
+'''
+
+
+def test_a_model_ray_train_prepared_is_the_ddp_wrapper(tmp_path):
+    for save in ("torch.save({'net': net.state_dict()}, 'ckpt.pt')",
+                 "train.report({}, checkpoint=Checkpoint.from_dict({'net': net.state_dict()}))"):
+        assert "checkpoint-without-module" in _ids(tmp_path, PREPARED.format(save=save)), save
+    unwrapped = "torch.save({'net': net.module.state_dict()}, 'ckpt.pt')"
+    assert "checkpoint-without-module" not in _ids(tmp_path, PREPARED.format(save=unwrapped))
+
+
+PINNED = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+{pick}
+model = DDP(nn.Linear(8, 8).to(device))
+'''
+
+
+def test_any_constant_gpu_for_every_rank_is_pinned(tmp_path):
+    for pick in ("torch.cuda.set_device(1)\ndevice = torch.device('cuda')",
+                 "device = torch.device('cuda:2')\ntorch.cuda.set_device(device)",
+                 "device = torch.device('cuda', 3)"):
+        assert "hardcoded-cuda0" in _ids(tmp_path, PINNED.format(pick=pick)), pick
+    for pick in ("torch.cuda.set_device(local_rank)\ndevice = torch.device('cuda', local_rank)",
+                 "dev1 = torch.device('cuda:1')\ndev2 = torch.device('cuda:2')\ndevice = dev1"):
+        assert "hardcoded-cuda0" not in _ids(tmp_path, PINNED.format(pick=pick)), pick
