@@ -84,3 +84,45 @@ def test_accelerate_handles_its_loading_but_not_the_users_map(tmp_path):
     guarded = 'with accelerator.main_process_first():\n    tok = raw.map(lambda b: b, batched=True)'
     assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep=guarded))
     assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep='pool_result = pool.map(len, [1])'))
+
+
+LOADER_KWARGS = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    data = TensorDataset(torch.randn(100, 4))
+{kwargs}
+    loader = DataLoader(data, **loader_kwargs)
+    for epoch in range(3):
+{set_epoch}
+        for (x,) in loader:
+            model(x.cuda(rank)).sum().backward()
+'''
+
+
+@pytest.mark.parametrize("kwargs", [
+    "    loader_kwargs = dict(batch_size=8, shuffle=True, num_workers=2)",
+    '    loader_kwargs = {"batch_size": 8, "pin_memory": True}',
+])
+def test_loader_options_spread_from_a_local_dict_are_read(tmp_path, kwargs):
+    code = LOADER_KWARGS.format(kwargs=kwargs, set_epoch="        pass")
+    assert "missing-distributed-sampler" in _ids(tmp_path, code)
+
+
+@pytest.mark.parametrize("kwargs", [
+    "    sampler = DistributedSampler(data)\n    loader_kwargs = dict(batch_size=8, sampler=sampler)",
+    "    loader_kwargs = dict(batch_size=8)\n    loader_kwargs['sampler'] = DistributedSampler(data)",
+    "    loader_kwargs = build_options(data)",
+])
+def test_spread_options_with_a_sampler_or_of_unknown_content_are_quiet(tmp_path, kwargs):
+    code = LOADER_KWARGS.format(kwargs=kwargs, set_epoch="        loader.sampler.set_epoch(epoch)")
+    assert "missing-distributed-sampler" not in _ids(tmp_path, code)

@@ -22,12 +22,15 @@ class MissingDistributedSamplerChecker(Checker):
             if (site.assigned_to and site.assigned_to in sharded) or any(
                     _shards(m, s) and contains(s.node, site.node) for s in m.calls):
                 continue  # handed to accelerator.prepare / fabric.setup_dataloaders, which shard it
-            sampler = site.kw("sampler") or site.kw("batch_sampler")
+            spread = _spread_keywords(m, site)
+            if spread is None:
+                continue  # **kwargs of unknown content: cannot tell
+            sampler = site.kw("sampler") or site.kw("batch_sampler") or spread.get("sampler") or spread.get("batch_sampler")
             local = self._local_sampler(m, sampler, site)
             if sampler is not None and const(sampler, default=...) is not None and not local:
                 continue
-            if len(site.node.args) > 2 or site.rank0 or any(k.arg is None for k in site.node.keywords):
-                continue  # positional sampler / **kwargs: cannot tell
+            if len(site.node.args) > 2 or site.rank0:
+                continue  # positional sampler: cannot tell
             dataset = dataset_name(site)
             if dataset and self._sharded_or_iterable(m, dataset, site):
                 continue
@@ -216,6 +219,35 @@ def _only_if_none(func, name: str, value: ast.AST) -> bool:
                 contains(stmt, value) for stmt in node.body):
             return True
     return False
+
+
+
+def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
+    """The keywords a loader receives through ``**name``, when every such name is bound in the same function to a
+    dict literal with string keys or a ``dict(k=v)`` call and never changed after (no ``name[k] = ...``,
+    ``name.update(...)``); ``{}`` without any; None when they cannot be told."""
+    found: dict[str, ast.AST] = {}
+    for keyword in site.node.keywords:
+        if keyword.arg is not None:
+            continue
+        name = keyword.value.id if isinstance(keyword.value, ast.Name) else None
+        binding = m.binding(name, site.line, site.ctx.func) if name else None
+        value = binding.value if binding is not None else None
+        if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
+            found.update((k.value, v) for k, v in zip(value.keys, value.values))
+        elif isinstance(value, ast.Call) and dotted(value.func) == "dict" and not value.args and all(
+                k.arg for k in value.keywords):
+            found.update((k.arg, k.value) for k in value.keywords)
+        else:
+            return None
+        scope = site.ctx.func.node if site.ctx.func else m.tree
+        for node in ast.walk(scope):
+            target = node.value if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) else (
+                node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("update", "setdefault", "__setitem__") else None)
+            if isinstance(target, ast.Name) and target.id == name:
+                return None
+    return found
 
 
 CHECKER = MissingDistributedSamplerChecker()
