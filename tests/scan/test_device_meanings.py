@@ -59,3 +59,27 @@ def test_any_constant_gpu_for_every_rank_is_pinned(tmp_path):
     for pick in ("torch.cuda.set_device(local_rank)\ndevice = torch.device('cuda', local_rank)",
                  "dev1 = torch.device('cuda:1')\ndev2 = torch.device('cuda:2')\ndevice = dev1"):
         assert "hardcoded-cuda0" not in _ids(tmp_path, PINNED.format(pick=pick)), pick
+
+
+OPTION = '''
+import argparse
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--{option}", type=int, default=0)
+args = parser.parse_args()
+dist.init_process_group("nccl")
+{extra}
+torch.cuda.set_device(args.{option})
+model = DDP(nn.Linear(8, 8).cuda())
+'''
+
+
+def test_a_gpu_option_the_launcher_does_not_fill_pins_every_rank(tmp_path):
+    assert "hardcoded-cuda0" in _ids(tmp_path, OPTION.format(option="gpu", extra=""))
+    reassigned = "args.gpu = dist.get_rank() % torch.cuda.device_count()"
+    assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="gpu", extra=reassigned))
+    assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="local_rank", extra=""))

@@ -101,6 +101,7 @@ class HardcodedCuda0Checker(Checker):
         for default in defaults.values():
             if const(default) == "cuda:0":
                 yield default.lineno, default, "cuda:0"
+        yield from _option_gpu_indices(m)
         for infos in m.functions.values():
             for info in infos:
                 args = info.node.args if info.name != "<class>" else None
@@ -156,6 +157,28 @@ def _devices_by_rank(m) -> bool:
         if any(v is not None and m.mentions_rank(v) for v in values):
             return True
     return False
+
+
+def _option_gpu_indices(m):
+    """A command-line option holding a GPU index (``--gpu``, default 0) that picks every process's device
+    (``set_device(args.gpu)``, ``torch.device("cuda", args.gpu)``, ``.cuda(args.gpu)``) and that nothing in the
+    file reassigns: every rank gets the same command line, so every rank runs on that GPU. Not an option the
+    launcher fills per process (``--local_rank``: a rank name)."""
+    picks = []
+    for s in m.calls:
+        if s.name in m.P.set_device or s.method == "cuda":
+            picks.append((s, s.arg(0, "device")))
+        elif s.name == "torch.device" and const(s.arg(0)) == "cuda":
+            picks.append((s, s.arg(1, "index")))
+    seen = set()
+    for site, arg in picks:
+        name = dotted(arg) if arg is not None else None
+        if not name or "." not in name or m.mentions_rank(arg) or HardcodedCuda0Checker._skip(site.ctx):
+            continue
+        default = option_default(m, name)
+        if default is not None and _device_index(default) is not None and id(default) not in seen:
+            seen.add(id(default))
+            yield site.line, site.node, f"cuda:{_device_index(default)}"
 
 
 def _device_index(node) -> int | None:
