@@ -126,3 +126,48 @@ def test_loader_options_spread_from_a_local_dict_are_read(tmp_path, kwargs):
 def test_spread_options_with_a_sampler_or_of_unknown_content_are_quiet(tmp_path, kwargs):
     code = LOADER_KWARGS.format(kwargs=kwargs, set_epoch="        loader.sampler.set_epoch(epoch)")
     assert "missing-distributed-sampler" not in _ids(tmp_path, code)
+
+
+STEPS = '''
+import itertools
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    data = TensorDataset(torch.randn(100, 4))
+    sampler = DistributedSampler(data)
+    loader = DataLoader(data, batch_size=8, sampler=sampler)
+{body}
+'''
+
+RESTART = '''    it = iter(loader)
+    passes = 0
+    for step in range(10000):
+        try:
+            (x,) = next(it)
+        except StopIteration:
+            passes += 1
+{fix}            it = iter(loader)
+            (x,) = next(it)
+        model(x.cuda(rank)).sum().backward()'''
+
+
+def test_iteration_based_training_restarting_the_loader_needs_set_epoch(tmp_path):
+    assert "missing-set-epoch" in _ids(tmp_path, STEPS.format(body=RESTART.format(fix="")))
+    fixed = RESTART.format(fix="            sampler.set_epoch(passes)\n")
+    assert "missing-set-epoch" not in _ids(tmp_path, STEPS.format(body=fixed))
+
+
+def test_cycling_a_loader_replays_one_order(tmp_path):
+    body = "    for (x,) in itertools.cycle(loader):\n        model(x.cuda(rank)).sum().backward()"
+    assert "missing-set-epoch" in _ids(tmp_path, STEPS.format(body=body))
+    once = "    it = iter(loader)\n    (x,) = next(it)\n    model(x.cuda(rank)).sum().backward()"
+    assert "missing-set-epoch" not in _ids(tmp_path, STEPS.format(body=once))

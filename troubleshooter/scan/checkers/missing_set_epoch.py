@@ -27,7 +27,7 @@ class MissingSetEpochChecker(Checker):
                 continue
             loader_name = loader_label(loader)
             sampler = next(iter(names), None) or f"{loader_name}.sampler"
-            epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m)
+            epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m) or self._reiterated(m, loader_name)
             if epoch_var is None:
                 continue
             fixed = m.methods("set_epoch")
@@ -77,6 +77,17 @@ class MissingSetEpochChecker(Checker):
             if loader in loop.iter_names and loop.ctx.loops:
                 outer = loop.ctx.loops[-1]
                 return dotted(getattr(outer, "target", None)) or "epoch"
+        return None
+
+    @staticmethod
+    def _reiterated(m, loader: str) -> str | None:
+        """"epoch" when the loader is read over and over without an epoch loop: ``itertools.cycle(loader)``, or
+        ``iter(loader)`` re-created inside a loop (iteration-based training restarting it on StopIteration)."""
+        for site in m.calls:
+            if not site.node.args or dotted(site.node.args[0]) != loader:
+                continue
+            if site.name in m.P.loader_repeaters or (site.name in m.P.loader_reiterators and site.ctx.loops):
+                return "epoch"
         return None
 
     @staticmethod
