@@ -83,3 +83,31 @@ def test_a_gpu_option_the_launcher_does_not_fill_pins_every_rank(tmp_path):
     reassigned = "args.gpu = dist.get_rank() % torch.cuda.device_count()"
     assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="gpu", extra=reassigned))
     assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="local_rank", extra=""))
+
+
+CONTAINER = '''
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Runner(nn.Module):
+    def __init__(self, rank):
+        super().__init__()
+        self.net = nn.Linear(8, 8).to(rank)
+        self.net = DDP(self.net, device_ids=[rank])
+{override}
+
+def main(rank):
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(rank)
+    runner = Runner(rank)
+    torch.save(runner.state_dict(), "runner.pt")
+'''
+
+
+def test_a_module_holding_the_ddp_wrapper_saves_module_keys(tmp_path):
+    assert "checkpoint-without-module" in _ids(tmp_path, CONTAINER.format(override=""))
+    own = "    def state_dict(self, *args, **kwargs):\n        return self.net.module.state_dict(*args, **kwargs)\n"
+    assert "checkpoint-without-module" not in _ids(tmp_path, CONTAINER.format(override=own))

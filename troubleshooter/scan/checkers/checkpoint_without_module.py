@@ -29,6 +29,35 @@ class CheckpointWithoutModuleChecker(Checker):
                                      f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
                           {"model": site.recv})
         yield from self._prepared(m)
+        yield from self._containers(m)
+
+    def _containers(self, m):
+        """``torch.save(pipeline.state_dict())`` where ``pipeline`` is an object of a class of this file that keeps
+        the DDP wrapper as an attribute (``self._model = DDP(...)``): its keys read ``_model.module.``, so a
+        checkpoint saved under DDP does not load into the same class built without it. Not when the class defines
+        its own ``state_dict``."""
+        holders = {}
+        for wrap in ddp_wraps(m):
+            func, name = wrap.ctx.func, wrap.assigned_to or ""
+            if func is None or func.cls is None or not name.startswith("self.") or name.count(".") != 1:
+                continue
+            if any(f.cls == func.cls for f in m.functions.get("state_dict", ())):
+                continue
+            holders.setdefault(func.cls, name[5:])
+        if not holders:
+            return
+        for site in m.methods("state_dict"):
+            made = m.value_call(ast.Name(id=site.recv), site.line, site.ctx.func) if "." not in site.recv else None
+            if made is None and site.recv.startswith("self."):
+                made = next((m.site_of(b.value) for b in m.bindings.get(site.recv, ())
+                             if isinstance(b.value, ast.Call) and b.func and site.ctx.func
+                             and b.func.cls == site.ctx.func.cls), None)
+            cls = made.method if made is not None and made.recv is None else None
+            if cls not in holders or site.ctx.sides or not self._saved(m, site):
+                continue
+            yield Hit(site.line, f"{site.recv}.state_dict() holds the DDP wrapper {cls}.{holders[cls]}: its keys read "
+                                 f"'{holders[cls]}.module.', so the checkpoint does not load without DDP; save the "
+                                 f"unwrapped module's state (or strip 'module.' on load)", {"model": site.recv})
 
     def _prepared(self, m):
         """``torch.save(model.state_dict())`` of a model a framework's preparer returned (Accelerate's ``prepare``,
