@@ -171,3 +171,41 @@ def test_cycling_a_loader_replays_one_order(tmp_path):
     assert "missing-set-epoch" in _ids(tmp_path, STEPS.format(body=body))
     once = "    it = iter(loader)\n    (x,) = next(it)\n    model(x.cuda(rank)).sum().backward()"
     assert "missing-set-epoch" not in _ids(tmp_path, STEPS.format(body=once))
+
+
+WORKERS = '''
+import argparse
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=os.cpu_count())
+
+
+def main():
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    data = TensorDataset(torch.randn(100, 4))
+    sampler = DistributedSampler(data)
+    loader = DataLoader(data, batch_size=8, sampler=sampler, num_workers={workers})
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        for (x,) in loader:
+            model(x.cuda(rank)).sum().backward()
+'''
+
+
+@pytest.mark.parametrize("workers", ["len(os.sched_getaffinity(0))", "args.workers", "os.cpu_count() - 1"])
+def test_every_rank_taking_all_the_cores_in_any_spelling(tmp_path, workers):
+    assert "cpu-oversubscribed" in _ids(tmp_path, WORKERS.format(workers=workers))
+
+
+@pytest.mark.parametrize("workers", ['os.cpu_count() // int(os.environ["LOCAL_WORLD_SIZE"])', "min(8, os.cpu_count())", "4"])
+def test_a_share_of_the_cores_is_quiet(tmp_path, workers):
+    assert "cpu-oversubscribed" not in _ids(tmp_path, WORKERS.format(workers=workers))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import os
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, loader_label
-from troubleshooter.scan.model import const, source
+from troubleshooter.scan.checkers._common import dataloaders, loader_label, option_default
+from troubleshooter.scan.model import const, dotted, source
 
 
 class CpuOversubscribedChecker(Checker):
@@ -23,8 +24,7 @@ class CpuOversubscribedChecker(Checker):
             if workers is None:
                 continue
             loader = loader_label(site)
-            made = m.value_call(workers, site.line, site.ctx.func)
-            if made is not None and made.name in m.P.cpu_count_calls:
+            if self._whole_machine(m, workers, site):
                 yield Hit(site.line, f"{loader} uses num_workers={source(workers)} in every rank: with N ranks the "
                                      "node runs N x (all cores) worker processes fighting for the same cores",
                           {"loader": loader, "variable": source(workers)})
@@ -32,6 +32,30 @@ class CpuOversubscribedChecker(Checker):
                 yield Hit(site.line, f"{loader} uses num_workers={const(workers)} in each of {nprocs[0]} ranks: "
                                      f"{const(workers) * nprocs[0]} worker processes on a {cores}-core machine",
                           {"loader": loader, "variable": str(const(workers))})
+
+    @staticmethod
+    def _whole_machine(m, workers, site) -> bool:
+        """The value is the machine's core count: ``os.cpu_count()``, ``len(os.sched_getaffinity(0))``, minus a
+        constant, directly or through a name or a command-line option's default (a division, ``min`` or any
+        other bound makes it a share, not the whole machine)."""
+        node = workers
+        for _ in range(3):  # name -> value -> option default
+            name = dotted(node)
+            if name is None:
+                break
+            default = option_default(m, name)
+            binding = m.binding(name, site.line, site.ctx.func)
+            node = default if default is not None else binding.value if binding is not None else node
+            if dotted(node) == name:
+                break
+        while True:
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(const(node.right), int):
+                node = node.left
+            elif isinstance(node, ast.Call) and dotted(node.func) in ("len", "int") and len(node.args) == 1:
+                node = node.args[0]
+            else:
+                break
+        return isinstance(node, ast.Call) and m.qual(node.func) in m.P.cpu_count_calls
 
 
 CHECKER = CpuOversubscribedChecker()
