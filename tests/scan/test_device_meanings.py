@@ -111,3 +111,29 @@ def test_a_module_holding_the_ddp_wrapper_saves_module_keys(tmp_path):
     assert "checkpoint-without-module" in _ids(tmp_path, CONTAINER.format(override=""))
     own = "    def state_dict(self, *args, **kwargs):\n        return self.net.module.state_dict(*args, **kwargs)\n"
     assert "checkpoint-without-module" not in _ids(tmp_path, CONTAINER.format(override=own))
+
+
+TRACKER = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+{imports}
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = DDP(nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+{start}
+'''
+
+
+def test_any_experiment_tracker_started_on_every_rank(tmp_path):
+    for imports, start in (("import neptune", "run = neptune.init_run(project='p')"),
+                           ("from comet_ml import Experiment", "experiment = Experiment(project_name='p')"),
+                           ("from aim import Run", "run = Run(experiment='p')")):
+        code = TRACKER.format(imports=imports, start=start)
+        assert "logging-from-all-ranks" in _ids(tmp_path, code), start
+        guarded = TRACKER.format(imports=imports, start=f"if dist.get_rank() == 0:\n    {start}")
+        assert "logging-from-all-ranks" not in _ids(tmp_path, guarded), start
