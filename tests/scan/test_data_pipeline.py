@@ -209,3 +209,34 @@ def test_every_rank_taking_all_the_cores_in_any_spelling(tmp_path, workers):
 @pytest.mark.parametrize("workers", ['os.cpu_count() // int(os.environ["LOCAL_WORLD_SIZE"])', "min(8, os.cpu_count())", "4"])
 def test_a_share_of_the_cores_is_quiet(tmp_path, workers):
     assert "cpu-oversubscribed" not in _ids(tmp_path, WORKERS.format(workers=workers))
+
+
+SHARDED_INLINE = '''
+import os
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, Subset, TensorDataset
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    world = dist.get_world_size()
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    full = TensorDataset(torch.randn(101, 4))
+    parts = np.array_split(np.arange(len(full)), world)
+    loader = DataLoader({dataset}, batch_size=8)
+    for epoch in range(3):
+        for (x,) in loader:
+            model(x.cuda(rank)).sum().backward()
+'''
+
+
+def test_a_dataset_split_by_rank_inside_the_loader_call_is_uneven_not_unsharded(tmp_path):
+    ids = _ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[rank])"))
+    assert "uneven-last-batch" in ids and "missing-distributed-sampler" not in ids
+    ids = _ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[0])"))
+    assert "uneven-last-batch" not in ids and "missing-distributed-sampler" in ids

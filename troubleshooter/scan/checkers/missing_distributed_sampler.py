@@ -34,6 +34,9 @@ class MissingDistributedSamplerChecker(Checker):
             dataset = dataset_name(site)
             if dataset and self._sharded_or_iterable(m, dataset, site):
                 continue
+            given = site.arg(0, "dataset")
+            if isinstance(given, ast.Call) and m.mentions_rank(given):
+                continue  # DataLoader(Subset(data, parts[rank])): sharded by hand (uneven-last-batch's concern)
             if not local and not self._trains(m, site):
                 continue
             loader = loader_label(site)

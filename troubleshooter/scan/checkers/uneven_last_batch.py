@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, local_callee, wrapper_names
-from troubleshooter.scan.model import const, dotted
+from troubleshooter.scan.model import Binding, const, dotted, source
 
 
 class UnevenLastBatchChecker(Checker):
@@ -23,6 +23,9 @@ class UnevenLastBatchChecker(Checker):
         for site in dataloaders(m):
             dataset = dataset_name(site)
             binding = m.binding(dataset, site.line, site.ctx.func) if dataset else None
+            given = site.arg(0, "dataset")
+            if isinstance(given, ast.Call) and m.mentions_rank(given):  # DataLoader(Subset(data, parts[rank]))
+                binding, dataset = Binding(source(given), given, site.line, site.ctx.func, site.ctx), source(given)
             if site.rank0 or binding is None:
                 continue
             made = m.value_call(binding.value, binding.line + 1, binding.func)
