@@ -240,3 +240,44 @@ def test_a_dataset_split_by_rank_inside_the_loader_call_is_uneven_not_unsharded(
     assert "uneven-last-batch" in ids and "missing-distributed-sampler" not in ids
     ids = _ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[0])"))
     assert "uneven-last-batch" not in ids and "missing-distributed-sampler" in ids
+
+
+GPU_BATCH = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    data = TensorDataset(torch.randn(100, 4))
+    n_gpu = torch.cuda.device_count()
+    sampler = DistributedSampler(data)
+{loader}
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        for (x,) in loader:
+            model(x.cuda(rank)).sum().backward()
+'''
+
+
+@pytest.mark.parametrize("loader", [
+    "    loader = DataLoader(data, sampler=sampler, batch_size=args.per_gpu_batch_size * n_gpu)",
+    "    loader = DataLoader(data, sampler=sampler, batch_size=8 * dist.get_world_size())",
+])
+def test_a_batch_multiplied_by_the_gpu_count_is_dataparallels_global_batch(tmp_path, loader):
+    assert "batch-size-mismatch" in _ids(tmp_path, GPU_BATCH.format(loader=loader))
+
+
+@pytest.mark.parametrize("loader", [
+    "    loader = DataLoader(data, sampler=sampler, batch_size=args.per_gpu_batch_size)",
+    "    if args.distributed:\n        loader = DataLoader(data, sampler=sampler, batch_size=8)\n"
+    "    else:\n        loader = DataLoader(data, batch_size=8 * n_gpu)",
+])
+def test_a_per_gpu_batch_or_a_dataparallel_branch_is_quiet(tmp_path, loader):
+    assert "batch-size-mismatch" not in _ids(tmp_path, GPU_BATCH.format(loader=loader))

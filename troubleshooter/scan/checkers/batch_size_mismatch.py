@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, loader_label
-from troubleshooter.scan.model import const, dotted, last
+from troubleshooter.scan.model import const, dotted, last, source
 
 
 class BatchSizeMismatchChecker(Checker):
@@ -22,8 +22,27 @@ class BatchSizeMismatchChecker(Checker):
                 yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: DDP's global batch is then "
                                      f"{size} x world_size; divide it by the world size (and the accumulation steps)",
                           {"loader": loader, "variable": size})
+            elif self._times_process_count(m, site):
+                loader, size = loader_label(site), source(site.kw("batch_size"))
+                yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: multiplied by the GPU / process "
+                                     "count (DataParallel's global batch) it is world_size times the per-GPU batch in "
+                                     "each DDP process; pass the per-GPU batch", {"loader": loader, "variable": size})
         yield from self._accumulation_without_world_size(m)
         yield from self._epoch_steps_without_world_size(m)
+
+    @staticmethod
+    def _times_process_count(m, site) -> bool:
+        """``batch_size=b * torch.cuda.device_count()`` (or ``* dist.get_world_size()``, also through a name bound
+        to it in the same function)."""
+        value = site.kw("batch_size")
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)) or site.rank0 or (
+                site.ctx.dist_branch or site.ctx.optional):
+            return False  # rank 0's own loader, or a branch (the DataParallel / single-process arm) it cannot tell
+        for side in (value.left, value.right):
+            made = m.value_call(side, site.line, site.ctx.func)
+            if made is not None and made.name in m.P.process_count_calls:
+                return True
+        return False
 
     @staticmethod
     def _epoch_steps_without_world_size(m):
