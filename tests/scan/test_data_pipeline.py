@@ -281,3 +281,47 @@ def test_a_batch_multiplied_by_the_gpu_count_is_dataparallels_global_batch(tmp_p
 ])
 def test_a_per_gpu_batch_or_a_dataparallel_branch_is_quiet(tmp_path, loader):
     assert "batch-size-mismatch" not in _ids(tmp_path, GPU_BATCH.format(loader=loader))
+
+
+SPLIT_LOADER = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def make_loader(data, split, distributed):
+{sampler}
+    return DataLoader(data, batch_size=8, sampler=sampler, shuffle={shuffle})
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+    loader = make_loader(TensorDataset(torch.randn(100, 4)), "train", True)
+    for epoch in range(3):
+        loader.sampler.set_epoch(epoch)
+        for (x,) in loader:
+            model(x.cuda(rank)).sum().backward()
+'''
+
+ALWAYS = '    sampler = DistributedSampler(data, shuffle=(split == "train"))'
+SOMETIMES = '    sampler = DistributedSampler(data) if distributed else None'
+
+
+def test_a_shuffle_expression_next_to_an_unconditional_distributed_sampler_raises_when_true(tmp_path):
+    assert "shuffle-with-sampler" in _ids(tmp_path, SPLIT_LOADER.format(sampler=ALWAYS, shuffle='(split == "train")'))
+
+
+@pytest.mark.parametrize("sampler, shuffle", [
+    (SOMETIMES, "(sampler is None)"),
+    (SOMETIMES, '(split == "train")'),
+    (ALWAYS, "(sampler is None)"),
+    (ALWAYS, 'split == "train" and not distributed'),
+    (ALWAYS, "False"),
+])
+def test_shuffle_tied_to_the_sampler_or_a_conditional_sampler_is_quiet(tmp_path, sampler, shuffle):
+    assert "shuffle-with-sampler" not in _ids(tmp_path, SPLIT_LOADER.format(sampler=sampler, shuffle=shuffle))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, resolved_const, truthy_literal
 from troubleshooter.scan.model import const, dotted, source
@@ -15,7 +17,8 @@ class ShuffleWithSamplerChecker(Checker):
     def check(self, m):
         for site in dataloaders(m):
             sampler = site.kw("sampler")
-            if sampler is None or const(sampler, default=...) is None or not self._true(m, site):
+            if sampler is None or const(sampler, default=...) is None or not (
+                    self._true(m, site) or self._sometimes_true(m, site, sampler)):
                 continue
             loader = loader_label(site)
             name = dotted(sampler) or source(sampler)
@@ -30,6 +33,23 @@ class ShuffleWithSamplerChecker(Checker):
         """shuffle=True, or a name, option default or config key that evidently holds True."""
         value = site.kw("shuffle")
         return truthy_literal(value) or resolved_const(m, value, site) is True
+
+    @staticmethod
+    def _sometimes_true(m, site, sampler) -> bool:
+        """``shuffle=(split == "train")`` next to a DistributedSampler the loader always gets (built in the call, or
+        the only value of its name in the function): DataLoader raises whenever the expression is true. Quiet when
+        the expression looks at the sampler, at None or at a distributed flag (``shuffle=sampler is None``)."""
+        value = site.kw("shuffle")
+        if value is None or const(value, default=...) is not ... or dotted(value):
+            return False  # a literal, or a plain name / option (resolved by _true when it evidently holds True)
+        name = dotted(sampler)
+        values = [b.value for b in m.bindings.get(name, ()) if b.func is site.ctx.func] if name else [sampler]
+        if len(values) != 1 or not isinstance(values[0], ast.Call) or m.qual(values[0].func) not in m.P.distributed_samplers:
+            return False
+        words = {w.lower() for n in ast.walk(value) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
+        return not (name and name in {dotted(n) for n in ast.walk(value)}) and not any(
+            isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)) and not any(
+            flag in w for w in words for flag in m.P.distributed_flag_words) and "sampler" not in " ".join(words)
 
 
 CHECKER = ShuffleWithSamplerChecker()
