@@ -325,3 +325,16 @@ def test_a_shuffle_expression_next_to_an_unconditional_distributed_sampler_raise
 ])
 def test_shuffle_tied_to_the_sampler_or_a_conditional_sampler_is_quiet(tmp_path, sampler, shuffle):
     assert "shuffle-with-sampler" not in _ids(tmp_path, SPLIT_LOADER.format(sampler=sampler, shuffle=shuffle))
+
+
+def test_a_dataset_map_in_a_helper_module_of_a_trainer_project_is_scanned(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "from transformers import TrainingArguments\nfrom mytrainer import MyTrainer\n\n"
+        "def main(model, data, tok):\n    MyTrainer(model, TrainingArguments('out'), data, tok).train()\n", encoding="utf-8")
+    (tmp_path / "mytrainer.py").write_text(
+        "from transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n"
+        "    def __init__(self, model, args, dataset, tok):\n"
+        "        dataset = dataset.map(lambda ex: tok(ex['text']), batched=True)\n"
+        "        super().__init__(model=model, args=args, train_dataset=dataset)\n", encoding="utf-8")
+    hits = scan_paths([str(tmp_path)]).hits
+    assert [h["path"].endswith("mytrainer.py") for h in hits.get("hf-cache-contention", [])] == [True]

@@ -19,7 +19,7 @@ DISTRIBUTED_TRIGGERS = ("DistributedDataParallel", "init_process_group", "Distri
 # still analysed when it contains one of these: something a DDP checker looks at.
 PROJECT_TRIGGERS = ("DataLoader", "backward", ".step(", "torch.save", "wandb", "SummaryWriter", "from_pretrained",
                     "load_dataset", "snapshot_download", "barrier", "all_reduce", "all_gather", "broadcast", "gather",
-                    "cuda:0", "cuda(0)", "set_device", "checkpoint", "no_sync", "Sampler")
+                    "cuda:0", "cuda(0)", "set_device", "checkpoint", "no_sync", "Sampler", ".map(", ".filter(")
 
 
 @dataclass
