@@ -67,7 +67,8 @@ def test_buggy_corpus_is_large_and_split():
     assert len(BUGGY_FILES) >= 40
     assert buggy_files("dev") and buggy_files("test")
     assert len(buggy_files("dev")) + len(buggy_files("test")) == len(BUGGY_FILES)
-    assert all(p.suffix == ".py" for p in BUGGY.iterdir() if p.name != "__pycache__")
+    assert all(p.suffix == ".py" or p.name.startswith("SOURCES-") and p.suffix == ".md"
+               for p in BUGGY.iterdir() if p.name != "__pycache__")
 
 
 @pytest.mark.parametrize("path", BUGGY_FILES, ids=[p.name for p in BUGGY_FILES])
