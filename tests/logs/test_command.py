@@ -76,3 +76,13 @@ def test_site_signature_overlay_is_used(tmp_path, capsys):
     log.write_text("0: OSError: [Errno 122] Disk quota exceeded\n")
     assert main(["logs", str(log), "--rules", str(tmp_path), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["findings"][0]["id"] == "shm-too-small"
+
+
+def test_report_formats_follow_the_output_extension(tmp_path):
+    """-o r.html / r.md write the templated report, not terminal text under an .html name."""
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    assert main(["logs", str(OOM_LOG), "-o", str(html)]) == 1
+    assert main(["logs", str(OOM_LOG), "-o", str(md)]) == 1
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "out-of-memory" in page and "Root cause (first" not in page
+    assert md.read_text().startswith("# DDP diagnosis (logs)") and "`out-of-memory`" in md.read_text()

@@ -97,3 +97,12 @@ def test_fact_specs_declare_every_fact_scan_paths_emits():
     assert set(facts) <= set(specs)
     assert all(specs[k].accepts(v) for k, v in facts.items())
     assert facts["scan.dataloader_workers"] == 8
+
+
+def test_report_formats_follow_the_output_extension(tmp_path):
+    """-o r.html / r.md write the templated report, not terminal text under an .html name."""
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    assert main(["scan", BUGGY, "-o", str(html)]) == 1
+    assert main(["scan", BUGGY, "--format", "md", "-o", str(md)]) == 1
+    assert html.read_text().startswith("<!DOCTYPE html>") and "missing-distributed-sampler" in html.read_text()
+    assert md.read_text().startswith("# DDP diagnosis (scan)") and "`missing-distributed-sampler`" in md.read_text()

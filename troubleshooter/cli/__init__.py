@@ -95,12 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scan", help="statically scan training scripts for DDP pitfalls (parses, never runs)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     _dirs_arg(p, "--rules")
-    _output_args(p, ["text", "json", "sarif"], "text")
+    _output_args(p, ["text", "json", "sarif", "md", "html"], "text")
 
     p = sub.add_parser("logs", help="analyse logs of a distributed run (PATH may be - for stdin, .gz is fine)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     _dirs_arg(p, "--rules")
-    _output_args(p, ["text", "json"], "text")
+    _output_args(p, ["text", "json", "md", "html"], "text")
 
     p = sub.add_parser("probe", help="run one probe and show its facts and the findings they imply")
     p.add_argument("name")

@@ -1,4 +1,4 @@
-"""``troubleshoot logs PATH... [--format text|json] [-o PATH] [--rules DIR]``.
+"""``troubleshoot logs PATH... [--format text|json|md|html] [-o PATH] [--rules DIR]``.
 
 ``-`` reads standard input; ``.gz`` files are decompressed on the fly; logs are streamed,
 so memory stays flat on multi-gigabyte inputs. Exit codes: 0 no finding of severity
@@ -51,7 +51,7 @@ def render_text(doc: dict[str, Any], facts: dict[str, Any], color: bool) -> str:
 
 
 def command(args) -> int:
-    """Analyse the logs, evaluate the hits with the rules engine, write text or JSON; return the exit code."""
+    """Analyse the logs, evaluate the hits with the rules engine, write the chosen format; return the exit code."""
     from troubleshooter.logs.analyzer import analyze_paths
     from troubleshooter.report.document import choose_format, emit, exit_code, write_output
     from troubleshooter.core.ruleset import load_rules
@@ -68,8 +68,9 @@ def command(args) -> int:
     session = Session(rules, "logs")
     session.add_facts(result.facts, "logs")
     doc = session.report()
-    if choose_format(args.format, args.output, "text") == "json":
-        emit(doc, "json", args.output)
+    fmt = choose_format(args.format, args.output, "text")
+    if fmt in ("json", "md", "html"):
+        emit(doc, fmt, args.output)
     else:
         color = not args.output and sys.stdout.isatty()
         write_output(render_text(doc, result.facts, color), args.output)

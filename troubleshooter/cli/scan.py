@@ -1,4 +1,4 @@
-"""``troubleshoot scan PATH... [--format text|json|sarif] [-o PATH] [--rules DIR]``.
+"""``troubleshoot scan PATH... [--format text|json|sarif|md|html] [-o PATH] [--rules DIR]``.
 
 Exit codes: 0 no finding of severity warning or worse, 1 such findings, 2 an unreadable path
 (the readable ones are still scanned and reported).
@@ -31,9 +31,9 @@ def command(args) -> int:
     fmt = choose_format(args.format, args.output, "text")
     if fmt == "sarif":
         text = render_sarif(doc, rules.findings)
-    elif fmt == "json":
+    elif fmt in ("json", "md", "html"):
         from troubleshooter.report.render import render
-        text = render(doc, "json")
+        text = render(doc, fmt)
     else:
         text = render_text(doc, result.unreadable)
     write_output(text, args.output)
