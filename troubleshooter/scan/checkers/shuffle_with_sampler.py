@@ -20,12 +20,13 @@ class ShuffleWithSamplerChecker(Checker):
             if sampler is None or const(sampler, default=...) is None or not (
                     self._true(m, site) or self._sometimes_true(m, site, sampler)):
                 continue
-            loader = loader_label(site)
             name = dotted(sampler) or source(sampler)
-            yield Hit(site.line, f"{loader} passes shuffle=True together with sampler={name}: DataLoader raises "
-                                 "'sampler option is mutually exclusive with shuffle'; the DistributedSampler "
-                                 "shuffles by itself",
-                      {"loader": loader, "sampler": name, "dataset": dataset_name(site) or "dataset"})
+            found = {"sampler": name, "dataset": dataset_name(site) or "dataset"}
+            if site.assigned_to:
+                found["loader"] = site.assigned_to  # the title and the fix name the loader only when it has a name
+            yield Hit(site.line, f"{loader_label(site)} passes shuffle=True together with sampler={name}: DataLoader "
+                                 "raises 'sampler option is mutually exclusive with shuffle'; the DistributedSampler "
+                                 "shuffles by itself", found)
 
 
     @staticmethod
