@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-from tests.logs.test_generalization import _facts
+from tests.logs.helpers import analyse_lines, torchrun_summary
 
-_SUMMARY = """
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Failures:
-  <NO_OTHER_FAILURES>
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2023-01-01_10:00:00
-  host      : node0
-  rank      : 0 (local_rank: 0)
-  exitcode  : 1 (pid: 2345)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-"""
+_SUMMARY = torchrun_summary(root_rank=0)
 
 
 def test_an_error_before_the_process_group_shows_its_exception_not_the_placeholder(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 Traceback (most recent call last):
   File "/w/train.py", line 40, in <module>
     main(args)
@@ -44,18 +27,18 @@ Traceback (most recent call last):
 
 
 def test_a_summary_alone_is_still_a_failure(rules):
-    facts = _facts(rules, _SUMMARY)
+    facts = analyse_lines(rules, _SUMMARY)
     assert facts["log.failed_ranks"] == [0]
     assert "log.rank-crashed" in facts or "log.unrecognized-failure" in facts
 
 
 def test_a_bare_invalid_ordinal_is_more_ranks_than_gpus(rules):
-    facts = _facts(rules, "RuntimeError: CUDA error: invalid device ordinal\n")
+    facts = analyse_lines(rules, "RuntimeError: CUDA error: invalid device ordinal\n")
     assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
 
 
 def test_an_invalid_ordinal_after_a_fixed_index_is_that_index(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 Traceback (most recent call last):
   File "eval.py", line 40, in <module>
     model = model.to("cuda:5")
@@ -65,12 +48,12 @@ RuntimeError: CUDA error: invalid device ordinal
 
 
 def test_killed_after_a_cut_progress_bar_is_host_memory(rules):
-    facts = _facts(rules, "Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]Killed\n")
+    facts = analyse_lines(rules, "Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]Killed\n")
     assert facts["log.root_cause"]["id"] == "out-of-memory"
 
 
 def test_a_kill_after_the_time_limit_is_not_also_host_memory(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 slurmstepd: error: *** STEP 12.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
 Killed
 """)
@@ -79,47 +62,27 @@ Killed
 
 
 def test_an_attribute_read_on_the_wrapper_names_the_attribute(rules):
-    facts = _facts(rules, "[rank1]: AttributeError: 'DistributedDataParallel' object has no attribute 'generate'\n")
+    facts = analyse_lines(rules, "[rank1]: AttributeError: 'DistributedDataParallel' object has no attribute 'generate'\n")
     assert facts["log.root_cause"]["id"] == "ddp-wrapper-attribute"
     assert facts["log.ddp-wrapper-attribute"][0]["vars"]["attribute"] == "generate"
-    internal = _facts(rules, "AttributeError: 'DistributedDataParallel' object has no attribute '_sync_params'\n")
+    internal = analyse_lines(rules, "AttributeError: 'DistributedDataParallel' object has no attribute '_sync_params'\n")
     assert "log.ddp-wrapper-attribute" not in internal
 
 
 def test_the_launchers_sigterm_to_the_other_ranks_is_not_a_second_failure(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 [rank1]: Traceback (most recent call last):
 [rank1]:   File "/w/train.py", line 20, in compute
 [rank1]:     raise ValueError("label out of range")
 [rank1]: ValueError: label out of range
 W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 101 closing signal SIGTERM
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-Failures:
-[1]:
-  time      : 2024-01-01_10:00:01
-  host      : node0
-  rank      : 0 (local_rank: 0)
-  exitcode  : -15 (pid: 101)
-  error_file: <N/A>
-  traceback : Signal 15 (SIGTERM) received by PID 101
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2024-01-01_10:00:01
-  host      : node0
-  rank      : 1 (local_rank: 1)
-  exitcode  : 1 (pid: 102)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-""")
+""" + torchrun_summary(1, killed=((0, 15),), title=False))
     assert facts["log.rank-crashed"][0]["rank"] == 1
     assert "log.unrecognized-failure" not in facts
 
 
 def test_a_sigkill_the_launcher_escalated_to_is_not_host_memory(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 Traceback (most recent call last):
   File "/w/train.py", line 88, in <module>
     main()
@@ -129,35 +92,13 @@ StopIteration
 W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:890] Sending process 101 closing signal SIGTERM
 W0101 10:00:30.000000 1 torch/distributed/elastic/multiprocessing/api.py:908] Unable to shutdown process 101 via Signals.SIGTERM, forcefully exiting via Signals.SIGKILL
 E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] failed (exitcode: 1) local_rank: 1 (pid: 102) of binary: /usr/bin/python
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Failures:
-[1]:
-  time      : 2024-01-01_10:00:31
-  host      : node0
-  rank      : 0 (local_rank: 0)
-  exitcode  : -9 (pid: 101)
-  error_file: <N/A>
-  traceback : Signal 9 (SIGKILL) received by PID 101
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2024-01-01_10:00:00
-  host      : node0
-  rank      : 1 (local_rank: 1)
-  exitcode  : 1 (pid: 102)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-""")
+""" + torchrun_summary(1, killed=((0, 9),)))
     assert facts["log.rank-crashed"][0]["vars"]["exception"] == "StopIteration"
     assert "log.out-of-memory" not in facts
 
 
 def test_a_kernel_assertion_is_the_cause_and_the_watchdogs_device_side_assert_its_echo(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 ../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], thread: [10,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
 [E ProcessGroupNCCL.cpp:915] [Rank 1] NCCL watchdog thread terminated with exception: CUDA error: device-side assert triggered
 """)
@@ -177,11 +118,11 @@ def test_every_launchers_wording_of_a_signal_is_decoded(rules):
         "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.": "ddp-without-trainable-parameters",
     }
     for line, want in cases.items():
-        assert _facts(rules, line + "\n")["log.root_cause"]["id"] == want, line
+        assert analyse_lines(rules, line + "\n")["log.root_cause"]["id"] == want, line
 
 
 def test_an_mp_spawn_exit_is_a_failure_of_that_process(rules):
-    facts = _facts(rules, "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1\n")
+    facts = analyse_lines(rules, "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1\n")
     values = facts["log.unrecognized-failure"][0]["vars"]
     assert (values["local_rank"], values["exit_code"]) == (3, 1)
 
@@ -195,11 +136,11 @@ def test_more_wordings_of_device_memory_and_library_failures(rules):
         "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by libtorch_python.so)": "library-version-incompatible",
     }
     for line, want in cases.items():
-        assert _facts(rules, line + "\n")["log.root_cause"]["id"] == want, line
+        assert analyse_lines(rules, line + "\n")["log.root_cause"]["id"] == want, line
 
 
 def test_a_sigkill_in_another_ranks_record_after_the_first_crash_is_the_teardown(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 Traceback (most recent call last):
   File "/w/train.py", line 88, in <module>
     main()
@@ -208,47 +149,25 @@ Traceback (most recent call last):
 StopIteration
 W0101 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:890] Sending process 101 closing signal SIGTERM
 E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] failed (exitcode: 1) local_rank: 1 (pid: 102) of binary: /usr/bin/python
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Failures:
-[1]:
-  time      : 2024-01-01_10:00:31
-  host      : node0
-  rank      : 0 (local_rank: 0)
-  exitcode  : -9 (pid: 101)
-  error_file: <N/A>
-  traceback : Signal 9 (SIGKILL) received by PID 101
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2024-01-01_10:00:00
-  host      : node0
-  rank      : 1 (local_rank: 1)
-  exitcode  : 1 (pid: 102)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-""")
+""" + torchrun_summary(1, killed=((0, 9),)))
     assert facts["log.rank-crashed"][0]["rank"] == 1
     assert "log.out-of-memory" not in facts
     assert any(s["id"] == "out-of-memory" and s["rank"] == 0 for s in facts["log.suppressed"])
 
 
 def test_a_sigkill_alone_is_still_host_memory(rules):
-    facts = _facts(rules, "E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] "
+    facts = analyse_lines(rules, "E0101 10:00:31.000000 1 torch/distributed/elastic/multiprocessing/api.py:863] "
                           "failed (exitcode: -9) local_rank: 0 (pid: 102) of binary: /usr/bin/python\n")
     assert facts["log.root_cause"]["id"] == "out-of-memory"
 
 
 def test_yolov5s_device_count_assertion_is_more_ranks_than_gpus(rules):
-    facts = _facts(rules, "AssertionError: insufficient CUDA devices for DDP command\n")
+    facts = analyse_lines(rules, "AssertionError: insufficient CUDA devices for DDP command\n")
     assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
 
 
 def test_a_bare_assertion_on_the_device_count_is_more_ranks_than_gpus(rules):
-    facts = _facts(rules, """
+    facts = analyse_lines(rules, """
 Traceback (most recent call last):
   File "train.py", line 543, in <module>
     assert torch.cuda.device_count() > opt.local_rank

@@ -1,44 +1,16 @@
 """Which rank never arrived at a timed-out collective, and NCCL builds that differ across ranks."""
 
-from troubleshooter.core.engine import Observations, evaluate
-from troubleshooter.core.facts import Fact, Facts
-from troubleshooter.logs import LogAnalyzer
+from tests.logs.helpers import analyse as analyse_whole, analyse_lines, findings_of, torchrun_summary
 from troubleshooter.logs.crossrank import named_ranks
 
 GLOO_WAIT = ("[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
              "Timed out waiting 5000ms for recv operation to complete")
-SUMMARY = """\
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Failures:
-[1]:
-  time      : 2026-11-23_22:38:40
-  host      : localhost
-  rank      : 1 (local_rank: 1)
-  exitcode  : -15 (pid: 22559)  (SIGTERM)
-  error_file: <N/A>
-  traceback : Signal 15 (SIGTERM) received by PID 22559
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2026-11-23_22:38:40
-  host      : localhost
-  rank      : 0 (local_rank: 0)
-  exitcode  : 1 (pid: 22558)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-"""
+SUMMARY = torchrun_summary(0, killed=((1, 15),))
 
 
 def analyse(rules, text):
-    analyzer = LogAnalyzer(rules)
-    for line in text.splitlines():
-        analyzer.feed(line + "\n", "job.log")
-    facts = analyzer.facts()
-    return facts, evaluate(rules, Observations(facts=Facts([Fact(k, v, "log") for k, v in facts.items()])))
+    facts = analyse_lines(rules, text)
+    return facts, findings_of(rules, facts)
 
 
 def test_the_rank_without_its_own_timeout_is_the_one_named(rules):
@@ -105,9 +77,5 @@ def test_a_rank_seen_only_in_its_own_progress_lines_is_the_absent_one(rules):
 
 def analyse_file(rules, text):
     """Through ``feed_file`` (the CLI's path), where unmatched lines are never decoded one by one."""
-    import io
-
-    analyzer = LogAnalyzer(rules)
-    analyzer.feed_file(io.BytesIO(text.encode() + b"\n"), "job.log")
-    facts = analyzer.facts()
-    return facts, evaluate(rules, Observations(facts=Facts([Fact(k, v, "log") for k, v in facts.items()])))
+    facts = analyse_whole(rules, text + "\n")
+    return facts, findings_of(rules, facts)

@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter.core.engine import Observations, evaluate
-from troubleshooter.core.facts import Facts
-from troubleshooter.logs import LogAnalyzer
+from tests.logs.helpers import analyse_lines, shown
 
 
 def _report(rules, text: str) -> tuple[str | None, list[str]]:
     """(root cause id, ids shown as warning/error) for a log given as text."""
-    analyzer = LogAnalyzer(rules)
-    for line in text.strip("\n").splitlines():
-        analyzer.feed(line + "\n", "job.log")
-    facts = analyzer.facts()
-    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
-    return (facts.get("log.root_cause") or {}).get("id"), [f.id for f in findings if f.severity in ("error", "warning")]
+    facts = analyse_lines(rules, text)
+    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
 
 
 FAILING = [

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from troubleshooter.core.engine import Observations, evaluate
-from troubleshooter.core.facts import Facts
-from troubleshooter.logs import LogAnalyzer
+from tests.logs.helpers import analyse, shown
 
 
 def _shown(rules, text: str) -> tuple[dict, list[str]]:
-    analyzer = LogAnalyzer(rules)
-    analyzer.feed_file(io.BytesIO(text.encode()), "job.log")
-    facts = analyzer.facts()
-    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
-    return facts, [f.id for f in findings if f.severity in ("error", "warning")]
+    facts = analyse(rules, text)
+    return facts, shown(rules, facts)
 
 
 def _lightning(ranks: list[int], world: int) -> str:

@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from troubleshooter.core.engine import Observations, evaluate
-from troubleshooter.core.facts import Facts
-from troubleshooter.logs import LogAnalyzer
+from tests.logs.helpers import analyse_files, findings_of, shown
 from troubleshooter.logs.symptoms import MAX_AFTER_STAGE
-
-
-def _facts(rules, files: dict[str, str], whole: bool = True) -> dict:
-    analyzer = LogAnalyzer(rules)
-    for path, text in files.items():
-        if whole:
-            analyzer.feed_file(io.BytesIO(text.encode()), path)
-        else:
-            for line in text.splitlines():
-                analyzer.feed(line + "\n", path)
-    return analyzer.facts()
-
-
-def _shown(rules, facts: dict) -> list[str]:
-    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
-    return [f.id for f in findings if f.severity in ("error", "warning")]
 
 
 BANNER = ("I1028 12:13:38.405081 632355 ProcessGroupNCCL.cpp:843] [Rank 0] NCCL watchdog thread started!\n"
@@ -43,9 +23,9 @@ BANNER = ("I1028 12:13:38.405081 632355 ProcessGroupNCCL.cpp:843] [Rank 0] NCCL 
 ])
 def test_a_log_ending_at_the_rendezvous_is_a_rank_missing_there(rules, setup):
     for whole in (True, False):
-        facts = _facts(rules, {"job.log": "Namespace(epochs=10, batch_size=32)\n" + setup}, whole)
+        facts = analyse_files(rules, {"job.log": "Namespace(epochs=10, batch_size=32)\n" + setup}, whole)
         assert facts["log.ended_in_stage"] == "rendezvous"
-        assert _shown(rules, facts) == ["ranks-missing-at-rendezvous"]
+        assert shown(rules, facts) == ["ranks-missing-at-rendezvous"]
 
 
 @pytest.mark.parametrize("after", [
@@ -57,58 +37,58 @@ def test_a_log_ending_at_the_rendezvous_is_a_rank_missing_there(rules, setup):
     "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4322 closing signal SIGTERM\n",
 ])
 def test_progress_an_error_or_much_output_after_start_up_is_not_a_start_up_hang(rules, after):
-    facts = _facts(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + after})
+    facts = analyse_files(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + after})
     assert "log.ended_in_stage" not in facts
-    assert "ranks-missing-at-rendezvous" not in _shown(rules, facts)
+    assert "ranks-missing-at-rendezvous" not in shown(rules, facts)
 
 
 def test_lightning_1x_and_2x_registered_wordings_are_the_communicator_stage(rules):
     for line in ("All DDP processes registered. Starting ddp with 2 processes\n",
                  "All distributed processes registered. Starting with 2 processes\n"):
-        facts = _facts(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + line + "-" * 100 + "\n"})
+        facts = analyse_files(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + line + "-" * 100 + "\n"})
         assert facts["log.ended_in_stage"] == "communicator"
 
 
 def test_the_last_start_up_line_decides_the_stage(rules):
-    facts = _facts(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + BANNER})
+    facts = analyse_files(rules, {"job.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + BANNER})
     assert facts["log.ended_in_stage"] == "communicator"
-    assert _shown(rules, facts) == ["collective-timeout"]
+    assert shown(rules, facts) == ["collective-timeout"]
 
 
 def test_the_one_line_banner_of_torch_2(rules):
     banner = ("I0527 15:16:51.665375 58626 ProcessGroupNCCL.cpp:869] [PG 0 Rank 2] ProcessGroupNCCL initialization options: "
               "size: 8, global rank: 2, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0\n")
-    facts = _facts(rules, {"job.log": banner})
+    facts = analyse_files(rules, {"job.log": banner})
     assert (facts["log.ended_in_stage"], facts["log.pg_timeout_ms"]) == ("communicator", 600000)
-    assert _shown(rules, facts) == ["collective-timeout"]
+    assert shown(rules, facts) == ["collective-timeout"]
 
 
 def test_the_communicator_stage_needs_the_configured_timeout(rules):
     nccl_info = ("node1:1234:1300 [0] NCCL INFO comm 0x7f0a2c002f70 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
                  "node1:1234:1234 [0] NCCL INFO Launch mode Parallel\n")
-    facts = _facts(rules, {"job.log": nccl_info})
+    facts = analyse_files(rules, {"job.log": nccl_info})
     assert facts["log.ended_in_stage"] == "communicator"
-    assert _shown(rules, facts) == []
+    assert shown(rules, facts) == []
 
 
 def test_a_rank_file_that_went_on_means_no_start_up_hang(rules):
     files = {"rank0.log": "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\nepoch 0 step 5 loss 1.25\n",
              "rank1.log": "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\n"}
-    assert "log.ended_in_stage" not in _facts(rules, files)
+    assert "log.ended_in_stage" not in analyse_files(rules, files)
     files["rank0.log"] = BANNER
-    assert _facts(rules, files)["log.ended_in_stage"] == "rendezvous"   # the earliest stage a file ends in
+    assert analyse_files(rules, files)["log.ended_in_stage"] == "rendezvous"   # the earliest stage a file ends in
 
 
 def test_a_store_barrier_counting_more_workers_than_its_world_size(rules):
     line = ("2022-05-09 22:30:27,597 INFO Waiting in store based barrier to initialize process group for rank: 0, "
             "key: store_based_barrier_key:1 (world_size={}, worker_count={}, timeout=0:30:00)\n")
-    facts = _facts(rules, {"job.log": line.format(6, 287)})
+    facts = analyse_files(rules, {"job.log": line.format(6, 287)})
     assert (facts["log.store_barrier_world_size"], facts["log.store_barrier_worker_count"]) == (6, 287)
     assert any("287 workers for a world size of 6" in d for d in _details(rules, facts))
-    details = _details(rules, _facts(rules, {"job.log": line.format(6, 3)}))
+    details = _details(rules, analyse_files(rules, {"job.log": line.format(6, 3)}))
     assert details and not any("workers for a world size" in d for d in details)  # still a hang at the rendezvous
 
 
 def _details(rules, facts: dict) -> list[str]:
-    findings = evaluate(rules, Observations(Facts.from_dict(facts, "logs")))
+    findings = findings_of(rules, facts)
     return [ev.detail for f in findings if f.id == "ranks-missing-at-rendezvous" for ev in f.evidence]

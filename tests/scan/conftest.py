@@ -28,3 +28,12 @@ def todo_misses(path: Path) -> set[str]:
     """Ids the script should raise but the scanner knowingly misses (``# todo-miss:``, a documented gap)."""
     match = _TODO.search(path.read_text(encoding="utf-8"))
     return {part.strip() for part in match.group(1).split(",") if part.strip()} if match else set()
+
+
+def scan_ids(tmp_path: Path, code: str) -> set[str]:
+    """Ids the scanner reports for ``code`` saved as one training script."""
+    from troubleshooter.scan import scan_paths
+
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    return set(scan_paths([str(path)]).hits)

@@ -3,17 +3,11 @@ each case with the near misses that must stay silent."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from troubleshooter.scan import scan_paths
 
-
-def _ids(tmp_path: Path, code: str) -> set[str]:
-    path = tmp_path / "train.py"
-    path.write_text(code, encoding="utf-8")
-    return set(scan_paths([str(path)]).hits)
+from .conftest import scan_ids
 
 
 TRAINER = '''
@@ -59,7 +53,7 @@ raw = load_dataset("wikitext", "wikitext-2-raw-v1")
     'raw = load_dataset("json", data_files="d.json")["train"]\ndata = raw.map(lambda b: b, num_proc=4)',
 ])
 def test_a_dataset_map_before_the_trainer_runs_on_every_rank(tmp_path, prep):
-    assert "hf-cache-contention" in _ids(tmp_path, TRAINER.format(prep=prep))
+    assert "hf-cache-contention" in scan_ids(tmp_path, TRAINER.format(prep=prep))
 
 
 @pytest.mark.parametrize("prep", [
@@ -70,23 +64,24 @@ def test_a_dataset_map_before_the_trainer_runs_on_every_rank(tmp_path, prep):
     'data = list(map(str.lower, ["A", "B"]))',
 ])
 def test_a_guarded_in_memory_or_streaming_map_is_quiet(tmp_path, prep):
-    assert "hf-cache-contention" not in _ids(tmp_path, TRAINER.format(prep=prep))
+    assert "hf-cache-contention" not in scan_ids(tmp_path, TRAINER.format(prep=prep))
 
 
 def test_a_map_in_a_trainer_subclass_method_counts_unless_decorated_main_process_first(tmp_path):
-    assert "hf-cache-contention" in _ids(tmp_path, SUBCLASS.format(decorator=""))
+    assert "hf-cache-contention" in scan_ids(tmp_path, SUBCLASS.format(decorator=""))
     quiet = SUBCLASS.format(decorator="    @PartialState().local_main_process_first()\n")
-    assert "hf-cache-contention" not in _ids(tmp_path, "from accelerate import PartialState\n" + quiet)
+    assert "hf-cache-contention" not in scan_ids(tmp_path, "from accelerate import PartialState\n" + quiet)
 
 
 def test_accelerate_handles_its_loading_but_not_the_users_map(tmp_path):
-    assert "hf-cache-contention" in _ids(tmp_path, ACCELERATE.format(prep='tok = raw.map(lambda b: b, batched=True)'))
+    assert "hf-cache-contention" in scan_ids(tmp_path, ACCELERATE.format(prep='tok = raw.map(lambda b: b, batched=True)'))
     guarded = 'with accelerator.main_process_first():\n    tok = raw.map(lambda b: b, batched=True)'
-    assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep=guarded))
-    assert "hf-cache-contention" not in _ids(tmp_path, ACCELERATE.format(prep='pool_result = pool.map(len, [1])'))
+    assert "hf-cache-contention" not in scan_ids(tmp_path, ACCELERATE.format(prep=guarded))
+    assert "hf-cache-contention" not in scan_ids(tmp_path, ACCELERATE.format(prep='pool_result = pool.map(len, [1])'))
 
 
-LOADER_KWARGS = '''
+# A DDP entry point up to its dataset; each case below adds what follows.
+DDP_MAIN = '''
 import os
 import torch
 import torch.distributed as dist
@@ -100,7 +95,9 @@ def main():
     torch.cuda.set_device(rank)
     model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
     data = TensorDataset(torch.randn(100, 4))
-{kwargs}
+'''
+
+LOADER_KWARGS = DDP_MAIN + '''{kwargs}
     loader = DataLoader(data, **loader_kwargs)
     for epoch in range(3):
 {set_epoch}
@@ -115,7 +112,7 @@ def main():
 ])
 def test_loader_options_spread_from_a_local_dict_are_read(tmp_path, kwargs):
     code = LOADER_KWARGS.format(kwargs=kwargs, set_epoch="        pass")
-    assert "missing-distributed-sampler" in _ids(tmp_path, code)
+    assert "missing-distributed-sampler" in scan_ids(tmp_path, code)
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -125,25 +122,10 @@ def test_loader_options_spread_from_a_local_dict_are_read(tmp_path, kwargs):
 ])
 def test_spread_options_with_a_sampler_or_of_unknown_content_are_quiet(tmp_path, kwargs):
     code = LOADER_KWARGS.format(kwargs=kwargs, set_epoch="        loader.sampler.set_epoch(epoch)")
-    assert "missing-distributed-sampler" not in _ids(tmp_path, code)
+    assert "missing-distributed-sampler" not in scan_ids(tmp_path, code)
 
 
-STEPS = '''
-import itertools
-import os
-import torch
-import torch.distributed as dist
-import torch.nn as nn
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
-
-
-def main():
-    dist.init_process_group("nccl")
-    rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(rank)
-    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
-    data = TensorDataset(torch.randn(100, 4))
-    sampler = DistributedSampler(data)
+STEPS = "\nimport itertools" + DDP_MAIN + '''    sampler = DistributedSampler(data)
     loader = DataLoader(data, batch_size=8, sampler=sampler)
 {body}
 '''
@@ -161,16 +143,16 @@ RESTART = '''    it = iter(loader)
 
 
 def test_iteration_based_training_restarting_the_loader_needs_set_epoch(tmp_path):
-    assert "missing-set-epoch" in _ids(tmp_path, STEPS.format(body=RESTART.format(fix="")))
+    assert "missing-set-epoch" in scan_ids(tmp_path, STEPS.format(body=RESTART.format(fix="")))
     fixed = RESTART.format(fix="            sampler.set_epoch(passes)\n")
-    assert "missing-set-epoch" not in _ids(tmp_path, STEPS.format(body=fixed))
+    assert "missing-set-epoch" not in scan_ids(tmp_path, STEPS.format(body=fixed))
 
 
 def test_cycling_a_loader_replays_one_order(tmp_path):
     body = "    for (x,) in itertools.cycle(loader):\n        model(x.cuda(rank)).sum().backward()"
-    assert "missing-set-epoch" in _ids(tmp_path, STEPS.format(body=body))
+    assert "missing-set-epoch" in scan_ids(tmp_path, STEPS.format(body=body))
     once = "    it = iter(loader)\n    (x,) = next(it)\n    model(x.cuda(rank)).sum().backward()"
-    assert "missing-set-epoch" not in _ids(tmp_path, STEPS.format(body=once))
+    assert "missing-set-epoch" not in scan_ids(tmp_path, STEPS.format(body=once))
 
 
 WORKERS = '''
@@ -203,12 +185,12 @@ def main():
 
 @pytest.mark.parametrize("workers", ["len(os.sched_getaffinity(0))", "args.workers", "os.cpu_count() - 1"])
 def test_every_rank_taking_all_the_cores_in_any_spelling(tmp_path, workers):
-    assert "cpu-oversubscribed" in _ids(tmp_path, WORKERS.format(workers=workers))
+    assert "cpu-oversubscribed" in scan_ids(tmp_path, WORKERS.format(workers=workers))
 
 
 @pytest.mark.parametrize("workers", ['os.cpu_count() // int(os.environ["LOCAL_WORLD_SIZE"])', "min(8, os.cpu_count())", "4"])
 def test_a_share_of_the_cores_is_quiet(tmp_path, workers):
-    assert "cpu-oversubscribed" not in _ids(tmp_path, WORKERS.format(workers=workers))
+    assert "cpu-oversubscribed" not in scan_ids(tmp_path, WORKERS.format(workers=workers))
 
 
 SHARDED_INLINE = '''
@@ -236,9 +218,9 @@ def main():
 
 
 def test_a_dataset_split_by_rank_inside_the_loader_call_is_uneven_not_unsharded(tmp_path):
-    ids = _ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[rank])"))
+    ids = scan_ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[rank])"))
     assert "uneven-last-batch" in ids and "missing-distributed-sampler" not in ids
-    ids = _ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[0])"))
+    ids = scan_ids(tmp_path, SHARDED_INLINE.format(dataset="Subset(full, parts[0])"))
     assert "uneven-last-batch" not in ids and "missing-distributed-sampler" in ids
 
 
@@ -271,7 +253,7 @@ def main(args):
     "    loader = DataLoader(data, sampler=sampler, batch_size=8 * dist.get_world_size())",
 ])
 def test_a_batch_multiplied_by_the_gpu_count_is_dataparallels_global_batch(tmp_path, loader):
-    assert "batch-size-mismatch" in _ids(tmp_path, GPU_BATCH.format(loader=loader))
+    assert "batch-size-mismatch" in scan_ids(tmp_path, GPU_BATCH.format(loader=loader))
 
 
 @pytest.mark.parametrize("loader", [
@@ -280,7 +262,7 @@ def test_a_batch_multiplied_by_the_gpu_count_is_dataparallels_global_batch(tmp_p
     "    else:\n        loader = DataLoader(data, batch_size=8 * n_gpu)",
 ])
 def test_a_per_gpu_batch_or_a_dataparallel_branch_is_quiet(tmp_path, loader):
-    assert "batch-size-mismatch" not in _ids(tmp_path, GPU_BATCH.format(loader=loader))
+    assert "batch-size-mismatch" not in scan_ids(tmp_path, GPU_BATCH.format(loader=loader))
 
 
 SPLIT_LOADER = '''
@@ -313,7 +295,7 @@ SOMETIMES = '    sampler = DistributedSampler(data) if distributed else None'
 
 
 def test_a_shuffle_expression_next_to_an_unconditional_distributed_sampler_raises_when_true(tmp_path):
-    assert "shuffle-with-sampler" in _ids(tmp_path, SPLIT_LOADER.format(sampler=ALWAYS, shuffle='(split == "train")'))
+    assert "shuffle-with-sampler" in scan_ids(tmp_path, SPLIT_LOADER.format(sampler=ALWAYS, shuffle='(split == "train")'))
 
 
 @pytest.mark.parametrize("sampler, shuffle", [
@@ -324,7 +306,7 @@ def test_a_shuffle_expression_next_to_an_unconditional_distributed_sampler_raise
     (ALWAYS, "False"),
 ])
 def test_shuffle_tied_to_the_sampler_or_a_conditional_sampler_is_quiet(tmp_path, sampler, shuffle):
-    assert "shuffle-with-sampler" not in _ids(tmp_path, SPLIT_LOADER.format(sampler=sampler, shuffle=shuffle))
+    assert "shuffle-with-sampler" not in scan_ids(tmp_path, SPLIT_LOADER.format(sampler=sampler, shuffle=shuffle))
 
 
 def test_a_dataset_map_in_a_helper_module_of_a_trainer_project_is_scanned(tmp_path):

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from troubleshooter.scan import scan_paths
-
-
-def _ids(tmp_path: Path, code: str) -> set[str]:
-    path = tmp_path / "train.py"
-    path.write_text(code, encoding="utf-8")
-    return set(scan_paths([str(path)]).hits)
+from .conftest import scan_ids
 
 
 PREPARED = '''
@@ -32,9 +24,9 @@ def loop(config):
 def test_a_model_ray_train_prepared_is_the_ddp_wrapper(tmp_path):
     for save in ("torch.save({'net': net.state_dict()}, 'ckpt.pt')",
                  "train.report({}, checkpoint=Checkpoint.from_dict({'net': net.state_dict()}))"):
-        assert "checkpoint-without-module" in _ids(tmp_path, PREPARED.format(save=save)), save
+        assert "checkpoint-without-module" in scan_ids(tmp_path, PREPARED.format(save=save)), save
     unwrapped = "torch.save({'net': net.module.state_dict()}, 'ckpt.pt')"
-    assert "checkpoint-without-module" not in _ids(tmp_path, PREPARED.format(save=unwrapped))
+    assert "checkpoint-without-module" not in scan_ids(tmp_path, PREPARED.format(save=unwrapped))
 
 
 PINNED = '''
@@ -55,10 +47,10 @@ def test_any_constant_gpu_for_every_rank_is_pinned(tmp_path):
     for pick in ("torch.cuda.set_device(1)\ndevice = torch.device('cuda')",
                  "device = torch.device('cuda:2')\ntorch.cuda.set_device(device)",
                  "device = torch.device('cuda', 3)"):
-        assert "hardcoded-cuda0" in _ids(tmp_path, PINNED.format(pick=pick)), pick
+        assert "hardcoded-cuda0" in scan_ids(tmp_path, PINNED.format(pick=pick)), pick
     for pick in ("torch.cuda.set_device(local_rank)\ndevice = torch.device('cuda', local_rank)",
                  "dev1 = torch.device('cuda:1')\ndev2 = torch.device('cuda:2')\ndevice = dev1"):
-        assert "hardcoded-cuda0" not in _ids(tmp_path, PINNED.format(pick=pick)), pick
+        assert "hardcoded-cuda0" not in scan_ids(tmp_path, PINNED.format(pick=pick)), pick
 
 
 OPTION = '''
@@ -79,10 +71,10 @@ model = DDP(nn.Linear(8, 8).cuda())
 
 
 def test_a_gpu_option_the_launcher_does_not_fill_pins_every_rank(tmp_path):
-    assert "hardcoded-cuda0" in _ids(tmp_path, OPTION.format(option="gpu", extra=""))
+    assert "hardcoded-cuda0" in scan_ids(tmp_path, OPTION.format(option="gpu", extra=""))
     reassigned = "args.gpu = dist.get_rank() % torch.cuda.device_count()"
-    assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="gpu", extra=reassigned))
-    assert "hardcoded-cuda0" not in _ids(tmp_path, OPTION.format(option="local_rank", extra=""))
+    assert "hardcoded-cuda0" not in scan_ids(tmp_path, OPTION.format(option="gpu", extra=reassigned))
+    assert "hardcoded-cuda0" not in scan_ids(tmp_path, OPTION.format(option="local_rank", extra=""))
 
 
 CONTAINER = '''
@@ -108,9 +100,9 @@ def main(rank):
 
 
 def test_a_module_holding_the_ddp_wrapper_saves_module_keys(tmp_path):
-    assert "checkpoint-without-module" in _ids(tmp_path, CONTAINER.format(override=""))
+    assert "checkpoint-without-module" in scan_ids(tmp_path, CONTAINER.format(override=""))
     own = "    def state_dict(self, *args, **kwargs):\n        return self.net.module.state_dict(*args, **kwargs)\n"
-    assert "checkpoint-without-module" not in _ids(tmp_path, CONTAINER.format(override=own))
+    assert "checkpoint-without-module" not in scan_ids(tmp_path, CONTAINER.format(override=own))
 
 
 TRACKER = '''
@@ -134,6 +126,6 @@ def test_any_experiment_tracker_started_on_every_rank(tmp_path):
                            ("from comet_ml import Experiment", "experiment = Experiment(project_name='p')"),
                            ("from aim import Run", "run = Run(experiment='p')")):
         code = TRACKER.format(imports=imports, start=start)
-        assert "logging-from-all-ranks" in _ids(tmp_path, code), start
+        assert "logging-from-all-ranks" in scan_ids(tmp_path, code), start
         guarded = TRACKER.format(imports=imports, start=f"if dist.get_rank() == 0:\n    {start}")
-        assert "logging-from-all-ranks" not in _ids(tmp_path, guarded), start
+        assert "logging-from-all-ranks" not in scan_ids(tmp_path, guarded), start

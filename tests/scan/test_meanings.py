@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from troubleshooter.scan import scan_paths
 
-
-def _ids(tmp_path: Path, code: str) -> set[str]:
-    path = tmp_path / "train.py"
-    path.write_text(code, encoding="utf-8")
-    return set(scan_paths([str(path)]).hits)
+from .conftest import scan_ids
 
 
 SAMPLER_LOOP = '''
@@ -32,14 +26,14 @@ while epoch < 10:
 
 
 def test_a_while_loop_counting_epochs_is_an_epoch_loop(tmp_path):
-    assert "missing-set-epoch" in _ids(tmp_path, SAMPLER_LOOP.format(body=""))
-    assert "missing-set-epoch" not in _ids(tmp_path, SAMPLER_LOOP.format(body="    sampler.set_epoch(epoch)"))
+    assert "missing-set-epoch" in scan_ids(tmp_path, SAMPLER_LOOP.format(body=""))
+    assert "missing-set-epoch" not in scan_ids(tmp_path, SAMPLER_LOOP.format(body="    sampler.set_epoch(epoch)"))
 
 
 def test_set_device_matters_only_when_the_processes_touch_a_gpu(tmp_path):
-    assert "missing-set-device" not in _ids(tmp_path, SAMPLER_LOOP.format(body=""))
+    assert "missing-set-device" not in scan_ids(tmp_path, SAMPLER_LOOP.format(body=""))
     moved = SAMPLER_LOOP.format(body="") + "dist.all_reduce(torch.ones(1).to('cuda'))\n"
-    assert "missing-set-device" in _ids(tmp_path, moved)
+    assert "missing-set-device" in scan_ids(tmp_path, moved)
 
 
 def test_gpu_work_in_another_module_of_the_scan_counts(tmp_path):
@@ -64,9 +58,9 @@ def run(model, data):
 
 
 def test_lightning_2_save_checkpoint_on_rank_zero_only_is_a_collective_mismatch(tmp_path):
-    assert "collective-mismatch" in _ids(tmp_path, LIGHTNING.format(package="lightning.pytorch"))
+    assert "collective-mismatch" in scan_ids(tmp_path, LIGHTNING.format(package="lightning.pytorch"))
     # pytorch_lightning 1.x (latent-diffusion's pin) saved without a barrier: not claimed
-    assert "collective-mismatch" not in _ids(tmp_path, LIGHTNING.format(package="pytorch_lightning"))
+    assert "collective-mismatch" not in scan_ids(tmp_path, LIGHTNING.format(package="pytorch_lightning"))
 
 
 ACCELERATE = '''
@@ -92,5 +86,5 @@ def main(model):
 
 
 def test_a_loader_handed_to_prepare_inside_a_generator_is_not_sharded(tmp_path):
-    assert "missing-distributed-sampler" in _ids(tmp_path, ACCELERATE.format(handed="dl", given="cycle(loader)"))
-    assert "missing-distributed-sampler" not in _ids(tmp_path, ACCELERATE.format(handed="loader", given="loader"))
+    assert "missing-distributed-sampler" in scan_ids(tmp_path, ACCELERATE.format(handed="dl", given="cycle(loader)"))
+    assert "missing-distributed-sampler" not in scan_ids(tmp_path, ACCELERATE.format(handed="loader", given="loader"))
