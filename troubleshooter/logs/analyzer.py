@@ -34,7 +34,7 @@ DETAIL_CHARS = 300
 CHAIN_LINES = 120        # how far a chained exception reaches back and forward from its marker line
 BLOCK = -1               # prefilter payload of the block tracker's anchors
 MAX_RECORD_LINES = 8     # lines of one rank's record in torchrun's failure summary (time .. traceback)
-_EXIT_FIELD = re.compile(r"\s*(?:exitcode\s*:|traceback\s*:\s*Signal \d+)")  # a record's exit, not its traceback
+MAX_TEARDOWN_LINES = 4096  # exit lines of launcher summary records kept
 
 
 @dataclass
@@ -105,6 +105,7 @@ class LogAnalyzer:
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
+        self._exit_lines: set[tuple[str, int]] = set()  # (path, line) a ``teardown`` context signature matched
         self._facts: dict[str, Any] = {}
         self._seq = 0              # global line counter across all inputs
         self._line_no: dict[str, int] = {}
@@ -240,6 +241,8 @@ class LogAnalyzer:
             elif sig.wrapper:
                 inner_from = max(inner_from, match.end())
             elif sig.context:
+                if sig.teardown and len(self._exit_lines) < MAX_TEARDOWN_LINES:
+                    self._exit_lines.add((path, line_no))
                 self._remember(sig, path, line_no, rank, values)
             elif sig.fact:
                 self._collect(sig, values.get("value"))
@@ -409,7 +412,7 @@ class LogAnalyzer:
             facts["log.root_cause"] = root
             if root["id"] is None and root.get("rank") is not None and failures:
                 facts["log.rank-crashed"] = [crash_hit(root)]
-                self._drop_teardown_echoes(facts, failures, root["rank"])
+                _drop_teardown_echoes(facts, failures, root["rank"], self._exit_lines)
             elif root["id"] is None:
                 facts["log.unrecognized-failure"] = [unrecognized_hit(root)]
             for hit in facts.get(f"log.{root['id']}") or []:  # the engine puts the root cause first
@@ -418,43 +421,6 @@ class LogAnalyzer:
         facts["log.lines"] = self._seq
         facts["log.files"] = list(self.files)
         return facts
-
-    @staticmethod
-    def _drop_teardown_echoes(facts: dict[str, Any], failures: list[dict[str, Any]], first: int) -> None:
-        """After rank ``first`` died first, what the launcher then did to the other ranks is its echo.
-
-        That is the generic exits of other ranks (the SIGTERM torchrun sends them) and any hit read from
-        another rank's own record in the launcher's failure summary (its -9 or -15 exit code when torchrun
-        killed it): both move to ``log.suppressed`` instead of reading as second failures.
-        """
-        records = {(f.get("path"), f["rank"]): f["line"] for f in failures
-                   if not f.get("root") and f.get("rank") not in (None, first) and f.get("line") is not None}
-
-        def teardown(finding: str, hit: dict[str, Any]) -> bool:
-            if hit.get("rank") in (None, first) or hit.get("root"):
-                return False
-            start = records.get((hit.get("path"), hit.get("rank")))
-            in_record = start is not None and 0 <= (hit.get("line") or -1) - start <= MAX_RECORD_LINES \
-                and _EXIT_FIELD.match(hit.get("detail") or "") is not None
-            return in_record or finding == "unrecognized-failure"
-
-        suppressed = facts.setdefault("log.suppressed", [])
-        for key in [k for k in facts if k.startswith("log.") and k[4:] not in ("rank-crashed", "suppressed")]:
-            hits = facts[key]
-            if not isinstance(hits, list) or not all(isinstance(h, dict) and "signature" in h for h in hits):
-                continue
-            echoes = [h for h in hits if teardown(key[4:], h)]
-            if not echoes:
-                continue
-            suppressed.extend({"id": key[4:], "rank": h.get("rank"), "line": h.get("line"), "path": h.get("path"),
-                               "signature": h.get("signature")} for h in echoes)
-            kept = [h for h in hits if h not in echoes]
-            if kept:
-                facts[key] = kept
-            else:
-                del facts[key]
-        if not suppressed:
-            del facts["log.suppressed"]
 
     def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The first failure in time among the most causal hits; echoes only when nothing else is known."""
@@ -494,6 +460,45 @@ class LogAnalyzer:
             return None
         return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
                 "traceback": exc["text"], "where": exc.get("where")}
+
+
+def _drop_teardown_echoes(facts: dict[str, Any], failures: list[dict[str, Any]], first: int,
+                          exit_lines: set[tuple[str, int]]) -> None:
+    """After rank ``first`` died first, what the launcher then did to the other ranks is its echo.
+
+    That is the generic exits of other ranks (the SIGTERM torchrun sends them) and any hit read from
+    another rank's own record in the launcher's failure summary (its -9 or -15 exit code when torchrun
+    killed it; ``exit_lines`` are the record lines a ``teardown`` signature marked as exit lines): both
+    move to ``log.suppressed`` instead of reading as second failures.
+    """
+    records = {(f.get("path"), f["rank"]): f["line"] for f in failures
+               if not f.get("root") and f.get("rank") not in (None, first) and f.get("line") is not None}
+
+    def teardown(finding: str, hit: dict[str, Any]) -> bool:
+        if hit.get("rank") in (None, first) or hit.get("root"):
+            return False
+        start = records.get((hit.get("path"), hit.get("rank")))
+        in_record = start is not None and 0 <= (hit.get("line") or -1) - start <= MAX_RECORD_LINES \
+            and (hit.get("path"), hit.get("line")) in exit_lines
+        return in_record or finding == "unrecognized-failure"
+
+    suppressed = facts.setdefault("log.suppressed", [])
+    for key in [k for k in facts if k.startswith("log.") and k[4:] not in ("rank-crashed", "suppressed")]:
+        hits = facts[key]
+        if not isinstance(hits, list) or not all(isinstance(h, dict) and "signature" in h for h in hits):
+            continue
+        echoes = [h for h in hits if teardown(key[4:], h)]
+        if not echoes:
+            continue
+        suppressed.extend({"id": key[4:], "rank": h.get("rank"), "line": h.get("line"), "path": h.get("path"),
+                           "signature": h.get("signature")} for h in echoes)
+        kept = [h for h in hits if h not in echoes]
+        if kept:
+            facts[key] = kept
+        else:
+            del facts[key]
+    if not suppressed:
+        del facts["log.suppressed"]
 
 
 def crash_hit(root: dict[str, Any]) -> dict[str, Any]:

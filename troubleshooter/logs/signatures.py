@@ -8,7 +8,10 @@ a ``note``, and exactly one purpose:
   for that finding; optional ``severity``, ``echo``, ``generic``, ``refine``;
 - ``fact: log.<name>`` with ``collect: first|last|unique`` — an informational fact (NCCL
   version, transports, interfaces, the world size and steps per epoch of the first and last run);
-- ``context: true`` — the line is only remembered, for other signatures' ``refine``;
+- ``context: true`` — the line is only remembered, for other signatures' ``refine``; with
+  ``teardown: true`` it marks a rank's exit line inside a launcher's failure summary (torchrun's
+  ``exitcode : -9`` / ``traceback : Signal 9``): what other signatures read there for a rank that did
+  not fail first is the launcher's teardown of that rank, not a second failure;
 - ``wrapper: true`` — the match frames another message (``Original reason for failure was:``,
   ``what():``, ``caused by:``): on that line, hits after the wrapper (the innermost stated reason)
   replace hits before it. ``inner: before`` marks a wrapper that frames the *previous* exception
@@ -40,6 +43,7 @@ RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "
 _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "id": ((str,), True), "pattern": ((str,), True), "note": ((str,), True),
     "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False), "wrapper": ((bool,), False),
+    "teardown": ((bool,), False),
     "inner": ((str,), False), "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
     "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False),
     "captures": ((dict,), False), "examples": ((list,), False),
@@ -75,6 +79,7 @@ class Signature:
     finding: str | None = None
     fact: str | None = None
     context: bool = False
+    teardown: bool = False  # context signatures: a launcher summary's exit line of one rank
     wrapper: bool = False
     inner: str = "after"  # wrappers: where the reason they frame is (after them on the line, or before them)
     collect: str = "unique"
@@ -254,6 +259,8 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
             yield sig.line_of("collect"), f"collect {sig['collect']!r} is not one of {COLLECT_MODES}", "", where
     elif "collect" in sig:
         yield sig.line_of("collect"), "'collect' only applies to fact signatures", "", where
+    if sig.get("teardown") and purpose != "context":
+        yield sig.line_of("teardown"), "'teardown' only applies to context signatures", "", where
     if "inner" in sig and (purpose != "wrapper" or sig["inner"] not in INNER_MODES):
         yield (sig.line_of("inner"), f"'inner' applies to wrapper signatures and is one of {INNER_MODES}", "", where)
 
@@ -303,7 +310,8 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
                        for r in sig.get("refine") or [])
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
-            fact=sig.get("fact"), context=bool(sig.get("context")), wrapper=bool(sig.get("wrapper")),
+            fact=sig.get("fact"), context=bool(sig.get("context")), teardown=bool(sig.get("teardown")),
+            wrapper=bool(sig.get("wrapper")),
             inner=sig.get("inner", "after"), collect=sig.get("collect", "unique"),
             priority=int(sig.get("priority", 0)), severity=sig.get("severity"), echo=bool(sig.get("echo")),
             generic=bool(sig.get("generic")), refine=refine, captures=dict(sig.get("captures") or {}),
