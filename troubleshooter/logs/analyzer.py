@@ -21,7 +21,7 @@ from typing import IO, Any, Iterable
 from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
 from troubleshooter.logs.blocks import BlockTracker
 from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_rank_facts
-from troubleshooter.logs.lineprefix import split_prefix
+from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
 from troubleshooter.logs.symptoms import RANK_FACT, STAGE_FACT, SymptomScanner
@@ -161,6 +161,14 @@ class LogAnalyzer:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
         return {p for p in payloads if any(literal in raw for literal in self._literals[p])}
 
+    def _may_act(self, text: str, payloads: set[int]) -> bool:
+        """Whether analysing a candidate line can change anything: it feeds the block tracker, carries a
+        timestamp (the order of later hits), or a signature may match it. A context-free pattern that
+        finds nothing in the whole line finds nothing in its body either, so most false candidates
+        (an anchor without the rest of its message) stop here, before the prefix is split."""
+        return BLOCK in payloads or may_carry_timestamp(text) or any(
+            not sig.context_free or sig.regex.search(text) for sig in map(self.signatures.__getitem__, payloads))
+
     def _note_file(self, path: str) -> None:
         if path not in self._line_no:
             self._line_no[path] = 0
@@ -174,12 +182,14 @@ class LogAnalyzer:
             end = data.find(b"\n", start)
             return len(data) if end == -1 else end
 
-        def analyse(start: int, end: int, payloads: set[int]) -> None:
+        def analyse(start: int, end: int, payloads: set[int], text: str | None = None) -> None:
             nonlocal pos, line_no
             line_no += data.count(b"\n", pos, start)
             pos = start
             self._seq = seq_base + line_no - base + 1
-            self._line(data[start:end].decode("utf-8", "replace").rstrip("\r"), payloads, path, line_no + 1)
+            if text is None:
+                text = data[start:end].decode("utf-8", "replace").rstrip("\r")
+            self._line(text, payloads, path, line_no + 1)
 
         def read_block(start: int) -> int:
             """Inside a launcher summary every line counts; returns where candidate scanning resumes."""
@@ -191,24 +201,27 @@ class LogAnalyzer:
             return start
 
         candidates, present = self.prefilter.scan(data)
-        scanned: dict[bytes, list] = {}
+        scanned: dict[tuple[bytes, str], list[bytes]] = {}
         for index in sorted(present):  # NCCL INFO facts: one bulk scan per pattern present in the chunk
             sig = self.signatures[index]
             if not self._wants(sig):
                 continue
-            if sig.bregex.pattern not in scanned:
-                scanned[sig.bregex.pattern] = sig.bregex.findall(data)
-            found = scanned[sig.bregex.pattern]
-            for value in found[-1:] if sig.collect == "last" else dict.fromkeys(found):
+            key = (sig.bregex.pattern, sig.collect)
+            if key not in scanned:
+                scanned[key] = sig.bulk_values(data)
+            for value in scanned[key]:
                 self._collect(sig, sig.typed(value.decode("utf-8", "replace").strip()))
         resume = read_block(0)
         for start, payloads in candidates:
             if start < resume:
                 continue
             end = end_of(start)
-            payloads = self._confirmed(data[start:end], payloads)
+            raw = data[start:end]
+            payloads = self._confirmed(raw, payloads)
             if payloads:
-                analyse(start, end, payloads)
+                text = raw.decode("utf-8", "replace").rstrip("\r")
+                if self._may_act(text, payloads):
+                    analyse(start, end, payloads, text)
             resume = read_block(end + 1)
         total = line_no - base + data.count(b"\n", pos)  # lines before ``pos`` are counted already
         self._line_no[path] = base + total

@@ -22,6 +22,8 @@ _PREFIX = re.compile(r"""\s*(?:
     | \[?(?P<glog>[IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\ +\d+)?(?:\ +[\w./<>-]+:\d+)?\]
     )""", re.X)
 MAX_PREFIXES = 6
+# the clock every timestamp of _PREFIX (iso, glog) contains: a line without it carries none
+_CLOCK = re.compile(r":\d{2}:\d{2}")
 
 
 @dataclass
@@ -48,6 +50,11 @@ def _glog_seconds(text: str, year: int) -> float | None:
     except ValueError:
         return None
     return stamp.replace(tzinfo=timezone.utc).timestamp()
+
+
+def may_carry_timestamp(line: str) -> bool:
+    """False when :func:`split_prefix` surely finds no timestamp in ``line`` (a quick check)."""
+    return _CLOCK.search(line) is not None
 
 
 def split_prefix(line: str, year: int = 1970) -> LinePrefix:

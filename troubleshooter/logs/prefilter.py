@@ -21,10 +21,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 try:  # Python 3.11+
     import re._parser as _sre_parse  # type: ignore[import-not-found]
-    from re._constants import BRANCH, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN  # type: ignore[import-not-found]
+    from re._constants import (ANY, AT, ASSERT, ASSERT_NOT, BRANCH, CATEGORY,  # type: ignore[import-not-found]
+                               CATEGORY_DIGIT, CATEGORY_NOT_LINEBREAK, CATEGORY_NOT_SPACE, CATEGORY_WORD, GROUPREF,
+                               GROUPREF_EXISTS, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, NEGATE, NOT_LITERAL, RANGE,
+                               SRE_FLAG_DOTALL, SUBPATTERN)
 except ImportError:  # pragma: no cover - Python 3.9/3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
-    from sre_constants import BRANCH, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN  # type: ignore[no-redef]
+    from sre_constants import (ANY, AT, ASSERT, ASSERT_NOT, BRANCH, CATEGORY,  # type: ignore[no-redef]
+                               CATEGORY_DIGIT, CATEGORY_NOT_LINEBREAK, CATEGORY_NOT_SPACE, CATEGORY_WORD, GROUPREF,
+                               GROUPREF_EXISTS, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, NEGATE, NOT_LITERAL, RANGE,
+                               SRE_FLAG_DOTALL, SUBPATTERN)
 
 MIN_ANCHOR = 3
 MAX_ANCHOR = 12
@@ -106,6 +112,69 @@ def required_literals(pattern: str) -> list[str] | None:
     Cached: loading the rules validates each pattern and compiling the signatures asks again."""
     found = _required(pattern)
     return list(found) if found else None
+
+
+_CONTEXT_OPS = (AT, ASSERT, ASSERT_NOT, GROUPREF, GROUPREF_EXISTS)
+
+
+def _nested(av: Any) -> Iterator:
+    """The sub-patterns inside one parsed item's argument (groups, branches, repeats, atomic groups)."""
+    if isinstance(av, _sre_parse.SubPattern):
+        yield av
+    elif isinstance(av, (tuple, list)):
+        for item in av:
+            yield from _nested(item)
+
+
+def _context_free(items: Iterable) -> bool:
+    """No anchor, boundary, lookaround or back-reference anywhere in the parsed sequence ``items``."""
+    return all(op not in _CONTEXT_OPS and all(map(_context_free, _nested(av))) for op, av in items)
+
+
+@functools.lru_cache(maxsize=1024)
+def context_free(pattern: str) -> bool:
+    """Whether a match of ``pattern`` depends only on the text it consumes (no ``^ $ \\b``, lookaround or
+    back-reference): then a line without a match has no substring with one either."""
+    try:
+        return _context_free(_sre_parse.parse(pattern))
+    except Exception:  # invalid patterns are reported by the validator
+        return False
+
+
+_NEWLINE = 10
+_NO_NEWLINE_CATEGORIES = (CATEGORY_DIGIT, CATEGORY_WORD, CATEGORY_NOT_SPACE, CATEGORY_NOT_LINEBREAK)
+
+
+def _set_has_newline(items: list) -> bool:
+    """Whether a character class ``[...]`` (parsed) contains the newline."""
+    negate = any(op is NEGATE for op, _ in items)
+    has = any(op is LITERAL and av == _NEWLINE or op is RANGE and av[0] <= _NEWLINE <= av[1]
+              or op is CATEGORY and av not in _NO_NEWLINE_CATEGORIES for op, av in items)
+    return has is not negate
+
+
+def _consumes_newline(items: Iterable, dotall: bool) -> bool:
+    for op, av in items:
+        if (op is LITERAL and av == _NEWLINE or op is NOT_LITERAL and av != _NEWLINE or op is ANY and dotall
+                or op is IN and _set_has_newline(av) or op is CATEGORY and av not in _NO_NEWLINE_CATEGORIES):
+            return True
+        if op is SUBPATTERN:
+            inner = (dotall or bool(av[1] & SRE_FLAG_DOTALL)) and not av[2] & SRE_FLAG_DOTALL
+            if _consumes_newline(av[-1], inner):
+                return True
+        elif op not in (ASSERT, ASSERT_NOT) and any(_consumes_newline(sub, dotall) for sub in _nested(av)):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def may_match_newline(pattern: str) -> bool:
+    """Whether a match of ``pattern`` may contain a newline (conservative: True when unsure)."""
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except Exception:
+        return True
+    return _consumes_newline(parsed, bool(parsed.state.flags & SRE_FLAG_DOTALL))
 
 
 def _trie(pieces: list[bytes]) -> bytes:

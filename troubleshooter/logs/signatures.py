@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from troubleshooter.logs.prefilter import required_literals
+from troubleshooter.logs.prefilter import context_free, may_match_newline, required_literals
 
 SEVERITIES = ("error", "warning", "info")
 ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -93,6 +93,7 @@ class Signature:
     line: int | None = None
     anchors: tuple[str, ...] = ()
     bregex: re.Pattern | None = None  # the pattern over bytes (fact signatures read raw lines)
+    context_free: bool = False  # no match in a whole line means none in its body (see prefilter.context_free)
 
     def typed(self, value: str) -> Any:
         """A bulk-scanned fact value, converted as ``captures: {value: int}`` says."""
@@ -102,6 +103,27 @@ class Signature:
             except ValueError:
                 return value
         return value
+
+    def bulk_values(self, data: bytes) -> list[bytes]:
+        """The raw values a fact signature collects from a chunk of whole lines: ``bregex.findall(data)``,
+        cut to what ``collect`` keeps (the first, the last, or each distinct value once). The last is read
+        from the end: a fact pattern never matches a newline, so for a context-free one the last line with
+        a match holds the last match of the chunk."""
+        assert self.bregex is not None
+        if self.collect == "first":
+            match = self.bregex.search(data)
+            return [] if match is None else [match.group(1) or b""]
+        if self.collect == "last" and self.context_free and self.anchors:
+            anchors, end = [a.encode("utf-8") for a in self.anchors], len(data)
+            while (at := max(data.rfind(anchor, 0, end) for anchor in anchors)) >= 0:
+                start, stop = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+                found = self.bregex.findall(data, start, len(data) if stop < 0 else stop)
+                if found:
+                    return found[-1:]
+                end = start
+            return []
+        found = self.bregex.findall(data)
+        return found[-1:] if self.collect == "last" else list(dict.fromkeys(found))
 
     def extract(self, match: re.Match) -> dict[str, Any]:
         """Named groups of ``match`` as typed vars (groups that did not participate are left out)."""
@@ -187,7 +209,7 @@ def _check_fact_pattern(pattern: str, regex: re.Pattern, line: int | None, where
     if not re.match(r"[^\\()\[.*+?{|^$]", pattern):
         yield (line, "a fact pattern must start with literal text",
                "it is scanned over whole chunks by its leading literal; move alternations after a fixed prefix", where)
-    if _CROSSES_LINES.search(pattern):
+    if _CROSSES_LINES.search(pattern) or may_match_newline(pattern):
         yield (line, "a fact pattern must not match across lines (\\s, \\D, \\W, [^...] without \\n)",
                "use a space, an explicit class, or add \\n to the negated class", where)
 
@@ -318,5 +340,6 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
             source=sig.get("_source", ""), line=sig.get("_line"),
             anchors=tuple(required_literals(sig["pattern"]) or ()),
             bregex=re.compile(sig["pattern"].encode("utf-8")) if sig.get("fact") else None,
+            context_free=context_free(sig["pattern"]),
         ))
     return out

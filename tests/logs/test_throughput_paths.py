@@ -1,0 +1,108 @@
+"""The analyzer's fast paths give the same answers as the plain line-by-line path."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from tests.logs.conftest import corpus_cases
+from troubleshooter.logs import LogAnalyzer
+from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
+from troubleshooter.logs.prefilter import context_free, may_match_newline
+
+
+@pytest.mark.parametrize("pattern,free", [
+    (r"Got completion (?:from peer \S+ )?with (?P<err>\d+)", True), (r"[ab]+c{2,}|x", True), (r"(?i)abc", True),
+    (r"^abc", False), (r"abc$", False), (r"a\bb", False), (r"(?:x|y\B)z", False), (r"a(?=b)", False),
+    (r"a(?!b)", False), (r"(?<=a)b", False), (r"(b)\1", False), (r"(?:a\b)++", False), (r"(?>a\b)", False),
+    (r"(?P<x>a)(?(x)b|c)", False), (r"(unclosed", False),
+])
+def test_context_free_patterns_depend_only_on_what_they_consume(pattern, free):
+    assert context_free(pattern) is free
+
+
+@pytest.mark.parametrize("line", [
+    "[rank3]:[E1121 23:15:30.123456 12345 ProcessGroupNCCL.cpp:1234] boom", "2024-11-21T23:15:30.5Z x",
+    "[2024-11-21 23:15:30,123] torch.distributed.run: [WARNING] w", "worker-1: [rank9]:[W1121 01:02:03] z",
+    "[rank0]:gpu-node-0:40000:40000 [0] NCCL INFO NET/IB : No device found.", "12:30:01 a clock alone",
+    "RuntimeError: no prefix",
+])
+def test_a_line_without_a_clock_carries_no_timestamp(line):
+    if split_prefix(line, 2024).timestamp is not None:
+        assert may_carry_timestamp(line)
+    assert may_carry_timestamp("[rank0]:gpu-node-0:40000:40000 x") is False
+
+
+def _facts(analyzer: LogAnalyzer) -> str:
+    return json.dumps(analyzer.facts(), sort_keys=True, default=str)
+
+
+def _both_paths(rules, text: str) -> tuple[str, str]:
+    chunked = LogAnalyzer(rules)
+    chunked.feed_file(io.BytesIO(text.encode()), "x.log")
+    streamed = LogAnalyzer(rules)
+    for line in text.splitlines(keepends=True):
+        streamed.feed(line, "x.log")
+    return _facts(chunked), _facts(streamed)
+
+
+def test_a_false_candidate_still_dates_the_hits_after_it(rules):
+    """A line holding a signature's anchor but not its message is skipped early, unless it carries a
+    timestamp: later hits without one of their own are ordered by it."""
+    analyzer = LogAnalyzer(rules)
+    sig = next(s for s in analyzer.signatures if s.context_free and s.finding and s.anchors)
+    false_candidate = f"{sig.anchors[0]} \u2603"
+    assert not sig.regex.search(false_candidate)
+    text = (f"[2024-11-21 23:15:30,500] {false_candidate}\n" + f"{false_candidate}\n" * 3 +
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    chunked, streamed = _both_paths(rules, text)
+    assert chunked == streamed
+    hit = json.loads(chunked)["log.out-of-memory"][0]
+    assert hit["order"] == pytest.approx(1732231530.5)
+
+
+@pytest.mark.parametrize("name,log,expect", corpus_cases(), ids=[c[0] for c in corpus_cases()])
+def test_chunked_and_line_by_line_paths_agree(rules, name, log, expect):
+    if log.suffix == ".gz":
+        pytest.skip("compressed log: the chunked path alone reads it")
+    chunked, streamed = _both_paths(rules, log.read_bytes().decode("utf-8", "replace"))
+    assert chunked == streamed
+
+
+@pytest.mark.parametrize("pattern,newline", [
+    (r"abc", False), (r"a\nb", True), (r"[^x]", True), (r"[^x\n]", False), (r"\s", True), (r"\S+", False),
+    (r"\D", True), (r"\w\d", False), (r".", False), (r"(?s).", True), (r"(?s:.)", True), (r"x(?-s:.)", False),
+    (r"[^\S]", True), (r"(?:a|[\x00-\x20])", True), (r"a{1,3}\W", True), (r"(?=\n)a", False),
+])
+def test_patterns_that_may_match_a_newline_are_told_apart(pattern, newline):
+    assert may_match_newline(pattern) is newline
+
+
+@pytest.mark.parametrize("collect", ["first", "last", "unique"])
+def test_bulk_fact_values_are_what_findall_keeps(rules, collect):
+    """``last`` is read backwards from the end of the chunk; the answer is the full scan's."""
+    sig = next(s for s in LogAnalyzer(rules).signatures if s.fact and s.collect == collect and s.context_free)
+    literal = sig.anchors[0]
+    lines = [f"[rank{r}]: {literal} nothing" for r in range(3)]
+    for example in (sig_example for sig_example in _examples(rules, sig.id)):
+        lines.insert(1, example)
+        lines.append(f"[rank9]: {example} {literal}")
+    data = ("\n".join(lines) + "\n").encode()
+    found = sig.bregex.findall(data)
+    want = found[:1] if collect == "first" else found[-1:] if collect == "last" else list(dict.fromkeys(found))
+    assert found and sig.bulk_values(data) == want
+    assert sig.bulk_values(b"no match here\n") == []
+
+
+def _examples(rules, sig_id: str) -> list[str]:
+    return next(raw["examples"] for raw in rules.signatures if raw["id"] == sig_id)
+
+
+def test_a_fact_pattern_that_may_match_a_newline_is_rejected():
+    from troubleshooter.core.yamlspan import load_text
+    from troubleshooter.logs.signatures import validate_signature_file
+    doc = load_text("group: g\nsignatures:\n- id: f\n  pattern: 'Using (?P<value>[a-z]+\\n[a-z]+)'\n  note: n\n"
+                    "  fact: log.f\n")
+    assert [line for line, message, _, _ in validate_signature_file(doc) if "across lines" in message] == [4]
