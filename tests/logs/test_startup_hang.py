@@ -84,11 +84,11 @@ def test_a_store_barrier_counting_more_workers_than_its_world_size(rules):
             "key: store_based_barrier_key:1 (world_size={}, worker_count={}, timeout=0:30:00)\n")
     facts = analyse_files(rules, {"job.log": line.format(6, 287)})
     assert (facts["log.store_barrier_world_size"], facts["log.store_barrier_worker_count"]) == (6, 287)
-    assert any("287 workers for a world size of 6" in d for d in _details(rules, facts))
+    assert any("287 workers for a world size of 6" in d for d in _details(rules, facts, "stale-init-file"))
     details = _details(rules, analyse_files(rules, {"job.log": line.format(6, 3)}))
     assert details and not any("workers for a world size" in d for d in details)  # still a hang at the rendezvous
 
 
-def _details(rules, facts: dict) -> list[str]:
+def _details(rules, facts: dict, finding: str = "ranks-missing-at-rendezvous") -> list[str]:
     findings = findings_of(rules, facts)
-    return [ev.detail for f in findings if f.id == "ranks-missing-at-rendezvous" for ev in f.evidence]
+    return [ev.detail for f in findings if f.id == finding for ev in f.evidence]

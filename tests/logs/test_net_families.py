@@ -1,0 +1,118 @@
+"""NCCL and rendezvous families added from real logs (issue 11, session 3): an injected topology or graph
+file that does not fit the machine, a rendezvous store that still holds another run's workers, and an
+NCCL peer connection that fails while NCCL also uses a container bridge. Each family is pinned by
+several wordings (NCCL 2.7 to 2.21, torch 1.x and 2.x), and the harmless lines of the same families by
+healthy logs that must stay clean."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import analyse, analyse_lines, shown
+
+
+def _report(rules, text: str) -> tuple[str | None, list[str]]:
+    """(root cause id, ids shown as warning/error) for a log given as text."""
+    facts = analyse_lines(rules, text)
+    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
+
+
+GRAPH_FILE = "node1:2748:2852 [1] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/hpc/graph.xml\n"
+
+TOPOLOGY_FILE = [
+    # the importer names the device the file has and the job does not (NCCL 2.18, Azure image files)
+    "node1:16674:17023 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /opt/hpc/topo.xml\n"
+    + GRAPH_FILE + "node1:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.\n"
+    "node1:16674:17023 [0] NCCL INFO graph/search.cc:733 -> 2\n",
+    # a static XML of a network plugin, GPU subset (NCCL 2.21) and NCCL 2.7's wording of the same check
+    "node1:2196:2275 [1] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found\n"
+    "node1:2196:2275 [1] NCCL INFO graph/topo.cc:493 -> 3\n",
+    "graph/xml.h:77 NCCL WARN Attribute vendor of node cpu not found\nNCCL INFO init.cc:581 -> 3\n",
+    # torch quoting NCCL's last error under the internal-error class
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+    "internal error - please report this issue to the NCCL developers, NCCL version 2.18.1\n"
+    "ncclInternalError: Internal check failed.\nLast error:\nAttribute arch of node cpu not found\n",
+    # no importer message: the bare failure after a graph file was injected (system error, internal error)
+    GRAPH_FILE + "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n",
+    GRAPH_FILE + "RuntimeError: NCCL Error 2: unhandled system error\n",
+    GRAPH_FILE + "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, internal "
+    "error, NCCL version 2.14.3\n",
+    GRAPH_FILE + "node1: Test NCCL failure common.cu:961 'internal error - please report this issue to the NCCL "
+    "developers / '\n",
+]
+
+
+@pytest.mark.parametrize("text", TOPOLOGY_FILE)
+def test_injected_topology_or_graph_file_is_the_root_cause(rules, text):
+    assert _report(rules, text)[0] == "nccl-topology-file-mismatch"
+
+
+def test_a_graph_file_does_not_outrank_a_stated_reason(rules):
+    """A specific NCCL WARN reason (here /dev/shm) stays the diagnosis; the graph file only explains bare errors."""
+    text = (GRAPH_FILE + "node1:1:2 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on "
+            "device\nRuntimeError: NCCL Error 2: unhandled system error\n")
+    assert _report(rules, text)[0] == "shm-too-small"
+
+
+HEALTHY_WITH_TOPOLOGY_FILES = [
+    # network plugins set a topology file on every healthy p4d/p5 run
+    "algo-1:17775:17847 [2] NCCL INFO NET/OFI Running on p4d.24xlarge platform, Setting NCCL_TOPO_FILE environment "
+    "variable to /usr/local/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml\n"
+    "algo-1:17775:17847 [2] NCCL INFO comm 0x55c6d68d7b20 rank 2 nranks 8 cudaDev 2 busId 4c000 - Init COMPLETE\n"
+    "{'loss': 1.7157, 'learning_rate': 2e-05, 'epoch': 0.02}\n",
+    # a graph file that fits the machine: nothing fails, nothing to say
+    GRAPH_FILE + "node1:2748:2852 [1] NCCL INFO comm 0x5f4c3230 rank 1 nranks 2 cudaDev 1 busId 200000 - Init COMPLETE\n"
+    "Epoch 1/3: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY_WITH_TOPOLOGY_FILES)
+def test_topology_or_graph_files_alone_stay_clean(rules, text):
+    assert _report(rules, text) == (None, [])
+
+
+STALE_STORE = [
+    # torch 1.x waiting message, and the timeout that follows it, with far more workers than the world
+    "Added key: store_based_barrier_key:1 to store for rank: 0\n"
+    "INFO Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+    "(world_size=6, worker_count=287, timeout=0:30:00)\n",
+    "File already exists: output.tmp/dist_init\n"
+    "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+    "store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:02:00)\n",
+]
+
+
+@pytest.mark.parametrize("text", STALE_STORE)
+def test_more_workers_than_the_world_is_a_stale_store(rules, text):
+    root, ids = _report(rules, text)
+    assert ids[0] == "stale-init-file", ids
+
+
+def test_fewer_workers_than_the_world_is_a_missing_rank(rules):
+    text = ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:10:00)\n")
+    assert "stale-init-file" not in _report(rules, text)[1]
+    assert _report(rules, text)[0] == "ranks-missing-at-rendezvous"
+
+
+BRIDGE = ("node1:14605:14673 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.137<0> "
+          "[1]veth75fa783:fe80::14ad:64ff:fe64:b31e%veth75fa783<0>\n")
+CONNECT_FAILURES = [
+    "node1:14605:14688 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+    "Software caused connection abort\n",
+    "node1:101542:101934 [0] include/socket.h:403 NCCL WARN Connect to 172.18.40.42<36373> failed : Connection "
+    "timed out\n",
+    "node1:1234:1250 [0] include/socket.h:403 NCCL WARN Call to connect returned Connection refused\n",
+]
+
+
+@pytest.mark.parametrize("text", CONNECT_FAILURES)
+def test_nccl_peer_connect_failure_with_a_bridge_interface_is_the_interface(rules, text):
+    """NCCL also advertises a container bridge/veth address: its interface choice is the first suspect."""
+    assert _report(rules, BRIDGE + text)[0] == "wrong-network-interface"
+    assert _report(rules, text)[0] == "network-unreachable"
+
+
+def test_real_file_read_whole_agrees_with_the_streaming_read(rules):
+    text = TOPOLOGY_FILE[0]
+    assert (analyse(rules, text).get("log.root_cause") or {}).get("id") == "nccl-topology-file-mismatch"
