@@ -485,7 +485,7 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
         for site in index.calls:
             local = index.project.local_modules if index.project is not None else ()
             if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
-                                        or site.method[:1].isupper()):
+                                        or site.method[:1].isupper() or _local_instance(index, site)):
                 sites.setdefault(site.method, []).append((position, site))
     P = indexes[0].P if indexes else None
     callers_of: list[tuple[FuncInfo, list[CallSite]]] = []
@@ -501,6 +501,15 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
                 info.rank0 = True
             if all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
                 info.rank0_first = True
+
+
+def _local_instance(index: "ModuleIndex", site: CallSite) -> bool:
+    """``trainer.save(...)`` where ``trainer = Trainer(...)`` (a class of this module) in the same function."""
+    if not site.recv or "." in site.recv:
+        return False
+    binding = index.binding(site.recv, site.line, site.func)
+    made = index.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
+    return made is not None and made.recv is None and made.method in index.classes
 
 
 def _under_rank0_first(site: CallSite, P: Patterns) -> bool:

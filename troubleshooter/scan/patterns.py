@@ -22,7 +22,7 @@ REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "glo
               "checkpoint_payload_calls")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
-FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles")
+FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs")
 KEYS = (
     "ddp_wrappers", "dataparallel", "dataloaders", "distributed_samplers", "loader_sharders",
     "init_process_group", "destroy_process_group", "set_device", "spawners", "collectives",
@@ -45,6 +45,13 @@ class Patterns:
 
     def __init__(self, lists: dict[str, list[str]], frameworks: dict[str, dict[str, frozenset]] | None = None):
         self.frameworks = frameworks or {}
+        # keyword -> ids a framework stops handling when one of its calls passes that keyword as False
+        self.framework_opt_outs: dict[str, frozenset[str]] = {}
+        for spec in self.frameworks.values():
+            for item in spec.get("opt_outs", ()):
+                keyword, _, ident = item.partition("=False:")
+                self.framework_opt_outs[keyword.strip()] = self.framework_opt_outs.get(keyword.strip(), frozenset()) | {
+                    ident.strip()}
         for key in KEYS:
             values = lists.get(key, [])
             if key in REGEX_KEYS:

@@ -62,6 +62,7 @@ class Project:
         self.logging_by_rank = False  # some module sets logging up per rank (only rank 0 writes to the console)
         self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
+        self.declined: set[str] = set()  # finding ids a framework was told not to handle (replace_sampler_ddp=False)
         self._seen: set[str] = set()
         self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
         _is_file.cache_clear()  # the file-system lookups are cached for one scan only
@@ -267,6 +268,8 @@ class Project:
         framework = self._framework_of(qual)
         if framework:
             self.frameworks.add(framework)
+            self.declined |= {ident for k in node.keywords if k.arg and _const(k.value, default=...) is False
+                              for ident in P.framework_opt_outs.get(k.arg, ())}
 
     def _start_subclassed_frameworks(self) -> None:
         """A project class built on a framework's entry class (``class LLaVATrainer(Trainer)`` in one module,
@@ -318,7 +321,8 @@ class Project:
 
     def handled_by_framework(self, finding_id: str) -> bool:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
-        return bool(self.frameworks) and all(finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
+        return bool(self.frameworks) and finding_id not in self.declined and all(
+            finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
 
     def parts(self, tree: ast.Module) -> list[ast.AST] | None:
         """The calls, assignments, imports, definitions and conditional expressions of a module this project has

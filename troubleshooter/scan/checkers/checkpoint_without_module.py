@@ -18,7 +18,7 @@ class CheckpointWithoutModuleChecker(Checker):
     def check(self, m):
         if "consume_prefix_in_state_dict_if_present" in m.text or any("module." in s for s in m.strings):
             return  # the loading side strips the prefix
-        for wrap in ddp_wraps(m):
+        for wrap in [*ddp_wraps(m), *_helper_wraps(m)]:
             name = wrap.assigned_to
             if not name or wrap.ctx.sides or self._restored_into_wrapper(m, wrap, name):
                 continue  # wrapped on some ranks only, or checkpoints go back into the wrapper
@@ -28,6 +28,10 @@ class CheckpointWithoutModuleChecker(Checker):
                 yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with 'module.', "
                                      f"so loading it into a plain model fails; save {site.recv}.module.state_dict()",
                           {"model": site.recv})
+            for save in self._wrapper_pickled(m, wrap, name):
+                yield Hit(save.line, f"torch.save({name}) pickles the DDP wrapper itself: loading it needs the wrapper "
+                                     f"and a process group, and its state keys start with 'module.'; save "
+                                     f"{name}.module.state_dict()", {"model": name})
         yield from self._prepared(m)
         yield from self._containers(m)
 
@@ -101,6 +105,11 @@ class CheckpointWithoutModuleChecker(Checker):
         for call in m.calls:
             if call.ctx.func is not func or call.line <= wrap.line:
                 continue
+            if call.recv is None and call.method in m.classes:  # Trainer(model, ...) keeps it as self.<attr>
+                rebound = m.binding(name, call.line, func)
+                if rebound is not None and rebound.value is wrap.node:
+                    yield from _kept_by_class(m, call, name)
+                continue
             callee = local_callee(m, call) or _called_object_method(m, call)
             if callee is None or (callee.cls is not None and callee.name != "__call__"):
                 continue
@@ -116,10 +125,33 @@ class CheckpointWithoutModuleChecker(Checker):
                                 and (s.recv == params[position] or _drawn_from(callee, s.recv, params[position])))
 
     @staticmethod
+    def _wrapper_pickled(m, wrap, name: str):
+        """``torch.save(model, path)`` of the wrapper object itself, on rank 0 (the run's checkpoint; one written by
+        every rank is logging-from-all-ranks' line already), after the wrap in its function (or, for an attribute
+        bound only in ``__init__``, in any method of the class)."""
+        func = wrap.ctx.func
+        cls = func.cls if func else None
+        for save in m.calls_to(m.P.checkpoint_writers):
+            if not save.node.args or dotted(save.node.args[0]) != name or not save.rank0:
+                continue
+            if save.ctx.func is func and save.line > wrap.line:
+                rebound = m.binding(name, save.line, func)
+                if rebound is not None and rebound.value is wrap.node:
+                    yield save
+            elif name.startswith("self.") and cls is not None and save.ctx.func is not None \
+                    and save.ctx.func.cls == cls and all(b.func is func for b in m.bindings.get(name, ())
+                                                         if b.func and b.func.cls == cls):
+                yield save
+
+    @staticmethod
     def _restored_into_wrapper(m, wrap, wrapper: str) -> bool:
         """The script loads its checkpoints back into the wrapper itself (``module.`` keys on both sides); a load
         into the same name while it still holds the bare model (before the wrap, or a fresh model in another
-        function) does not count: that is the load the prefixed keys break."""
+        function) does not count: that is the load the prefixed keys break. Nor does a resume into the wrapper when
+        another function builds a fresh model of a class of this file and loads a checkpoint into it (an
+        inference / test entry): that load gets the prefixed keys."""
+        if _fresh_model_loads(m, wrap):
+            return False
         for site in m.calls:
             values = [*site.node.args, *(k.value for k in site.node.keywords)]
             if not ((site.recv == wrapper and site.method == "load_state_dict") or (
@@ -153,6 +185,68 @@ class CheckpointWithoutModuleChecker(Checker):
             if any(contains(root, site.node) for root in roots):
                 return True
         return False
+
+
+def _helper_wraps(m):
+    """``model = build_model(...)`` where ``build_model`` is a function of this file whose every ``return`` hands
+    back a DDP wrap (the call itself, or a name bound to it): that call site binds the wrapper."""
+    wraps = {id(w.node) for w in ddp_wraps(m)}
+    makers = set()
+    for infos in m.functions.values():
+        for info in infos:
+            if info.cls is not None or info.name == "<class>":
+                continue
+            returns = [n.value for n in ast.walk(info.node) if isinstance(n, ast.Return) and n.value is not None]
+            if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
+                makers.add(info.name)
+    return [c for c in m.calls if c.recv is None and c.method in makers and c.assigned_to
+            and local_callee(m, c) is not None]
+
+
+def _is_wrap(m, value: ast.AST, func, wraps: set[int]) -> bool:
+    if isinstance(value, ast.Call):
+        return id(value) in wraps
+    name = dotted(value)
+    if not name:
+        return False
+    bound = [b for b in m.bindings.get(name, ()) if b.func is func]
+    return bool(bound) and id(max(bound, key=lambda b: b.line).value) in wraps
+
+
+def _kept_by_class(m, call, name: str):
+    """``state_dict()`` calls on the attribute a local class's ``__init__`` stores the wrapper in
+    (``Trainer(model)`` with ``self.model = model``), in the methods of that class."""
+    init = next((f for f in m.functions.get("__init__", ()) if f.cls == call.method), None)
+    if init is None:
+        return
+    params = [a.arg for a in init.node.args.args][1:]
+    given = {params[i] for i, arg in enumerate(call.node.args) if i < len(params) and _hands_over(arg, name)}
+    given |= {k.arg for k in call.node.keywords if k.arg and _hands_over(k.value, name)}
+    attrs = {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
+        b.func is init and dotted(b.value) in given for b in bindings)}
+    for site in m.methods("state_dict"):
+        if site.recv in attrs and site.ctx.func is not None and site.ctx.func.cls == call.method:
+            yield site
+
+
+def _fresh_model_loads(m, wrap) -> bool:
+    """``net = Net(); net.load_state_dict(torch.load(path))`` in a function other than the wrap's (not a method of
+    the wrap's class): a model built without DDP that reads a checkpoint from disk."""
+    readers = {id(c.node) for c in m.calls if c.name in ("torch.load", "torch.serialization.load")}
+    for site in m.methods("load_state_dict"):
+        func = site.ctx.func
+        if func is None or func is wrap.ctx.func or (wrap.ctx.func and func.cls and func.cls == wrap.ctx.func.cls):
+            continue
+        binding = m.binding(site.recv, site.line, func)
+        made = m.site_of(binding.value) if binding is not None and binding.func is func \
+            and isinstance(binding.value, ast.Call) else None
+        if made is None or made.recv is not None or made.method not in m.classes:
+            continue
+        given = [*site.node.args, *(k.value for k in site.node.keywords)]
+        bound = [m.binding(dotted(g), site.line, func) for g in given if dotted(g)]
+        if any(id(n) in readers for root in [*given, *(b.value for b in bound if b is not None)] for n in ast.walk(root)):
+            return True
+    return False
 
 
 def _hands_over(arg: ast.AST, name: str) -> bool:

@@ -27,7 +27,8 @@ class MissingDistributedSamplerChecker(Checker):
                 continue  # **kwargs of unknown content: cannot tell
             sampler = site.kw("sampler") or site.kw("batch_sampler") or spread.get("sampler") or spread.get("batch_sampler")
             local = self._local_sampler(m, sampler, site)
-            if sampler is not None and const(sampler, default=...) is not None and not local:
+            if sampler is not None and const(sampler, default=...) is not None and not local and not _always_none(
+                    m, sampler, site):
                 continue
             if len(site.node.args) > 2 or site.rank0:
                 continue  # positional sampler: cannot tell
@@ -254,3 +255,17 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
 
 
 CHECKER = MissingDistributedSamplerChecker()
+
+
+def _always_none(m, sampler, site) -> bool:
+    """``sampler=train_sampler`` / ``sampler=self.train_sampler`` whose every binding (in the loader's function, or for
+    an attribute in any method of its class) is ``None``: the loader gets no sampler."""
+    name = dotted(sampler)
+    func = site.ctx.func
+    if not name:
+        return False
+    if name.startswith("self.") and func is not None and func.cls is not None:
+        bindings = [b for b in m.bindings.get(name, ()) if b.func is not None and b.func.cls == func.cls]
+    else:
+        bindings = [b for b in m.bindings.get(name, ()) if b.func is func]
+    return bool(bindings) and all(isinstance(b.value, ast.Constant) and b.value.value is None for b in bindings)
