@@ -69,3 +69,81 @@ signatures:
 """
     problems = list(validate_signature_file(load_text(text), known_findings=rules.findings))
     assert any(p[0] == 6 and "'teardown' only applies to context signatures" in p[1] for p in problems), problems
+
+
+# A native crash as each layer reports it: faulthandler, the shell (plain and job-control padded),
+# glog's failure handler, Paddle, Open MPI's signal handler, launchers decoding -11.
+NATIVE_CRASH = [
+    "Fatal Python error: Segmentation fault",
+    "Segmentation fault (core dumped)",
+    "./run.sh: line 5: 1234 Segmentation fault      (core dumped) python train.py",
+    "train.sh: line 184: 2324239 Aborted                 (core dumped) litgpt pretrain --data FineWebDataset",
+    "*** SIGSEGV (@0x0) received by PID 3390 (TID 0x7f887441e740) from PID 0; stack trace: ***",
+    "[SignalInfo: *** SIGSEGV (@0x0) received by PID 1 ***]",
+    "FatalError: `Segmentation fault` is detected by the operating system.",
+    "[dsw-541920-m25b4:02519] Signal: Segmentation fault (11)",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 2815) of binary: /usr/bin/python",
+    "[ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -11",
+]
+
+# GPU memory exhausted, CUDA and ROCm builds, old and new torch wordings.
+GPU_OOM = [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 1.25 MiB is free.",
+    "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 3; 31.75 GiB total capacity; 29.12 GiB already allocated)",
+    "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of 15.98 GiB of which 630.00 MiB is free.",
+    "torch.cuda.OutOfMemoryError: HIP out of memory. Tried to allocate 39.41 GiB",
+    "RuntimeError: CUDA error: out of memory",
+]
+
+# The process sees no usable GPU: hidden by CUDA_VISIBLE_DEVICES / the scheduler / the container, no
+# driver, a CPU-only build, a GPU checkpoint loaded without map_location on such a host.
+NO_GPU = [
+    "RuntimeError: No CUDA GPUs are available",
+    "RuntimeError: CUDA error: no CUDA-capable device is detected",
+    "torch.AcceleratorError: CUDA error: no CUDA-capable device is detected",
+    "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+    "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu').",
+    "AssertionError: Torch not compiled with CUDA enabled",
+    "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+]
+
+# torch, its CUDA libraries, the driver and compiled extensions that do not belong together.
+LIBRARY_MISMATCH = [
+    "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+    "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+    "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
+    "ImportError: /usr/local/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclAlltoAll",
+    "RuntimeError: CUDA driver version is insufficient for CUDA runtime version",
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW",
+]
+
+# A rank killed by SIGKILL with nothing else said: the host's OOM killer, in every launcher's words.
+HOST_KILL = [
+    "zsh: killed     python netmf.py --input data/flickr.mat --output embeddings/flickr.npy",
+    "Killed",
+    "[2023-10-26 17:54:48,155] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'trainer.py', "
+    "'--local_rank=3'] exits with return code = -9",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL",
+    "mpirun noticed that process rank 0 with PID 0 on node gpu1 exited on signal 9 (Killed).",
+]
+
+
+@pytest.mark.parametrize(("line", "finding"), [(line, "native-crash") for line in NATIVE_CRASH]
+                         + [(line, "out-of-memory") for line in GPU_OOM + HOST_KILL]
+                         + [(line, "cuda-invalid-device") for line in NO_GPU]
+                         + [(line, "library-version-incompatible") for line in LIBRARY_MISMATCH])
+def test_each_wording_reaches_its_family(rules, line, finding):
+    root, shown_ids = _report(rules, line)
+    assert root == finding
+    assert shown_ids[0] == finding
+
+
+def test_an_abort_after_an_uncaught_cxx_exception_yields_to_its_reason(rules):
+    root, _ = _report(rules, """
+terminate called after throwing an instance of 'c10::Error'
+  what():  CUDA error: out of memory
+[node1:12345] *** Process received signal ***
+[node1:12345] Signal: Aborted (6)
+""")
+    assert root == "out-of-memory"
