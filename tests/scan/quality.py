@@ -81,7 +81,8 @@ def shown_findings(paths: list[str]) -> tuple[dict[str, list[dict]], dict]:
     facts = scan_paths(paths).facts
     findings = evaluate(_rules(), Observations(Facts.from_dict(facts, "scan")))
     shown = {f.id for f in findings if f.severity in SHOWN}
-    hits = {ident: facts.get(f"scan.{ident}") or [] for ident in shown}
+    hits = {ident: [h for h in facts.get(f"scan.{ident}") or [] if not isinstance(h, dict) or h.get("severity") != "info"]
+            for ident in shown}
     return hits, facts
 
 

@@ -55,6 +55,7 @@ class Project:
         self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
         self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
         self._framework_memo: dict[str, str | None] = {}  # qualified name -> framework it starts (_framework_of)
+        self._framework_packages: tuple[bytes, ...] | None = None  # their top-level packages (relevant)
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
@@ -71,11 +72,17 @@ class Project:
         _is_dir.cache_clear()
 
     # ---- building ---------------------------------------------------------------------------
-    @staticmethod
-    def relevant(data: bytes) -> bool:
+    def relevant(self, data: bytes) -> bool:
         """Cheap test on a module's bytes: can it tell the project anything (set-up, a framework, a rank guard,
         print silencing, an entry point)? A module that cannot (a layer definition) is not summarised."""
-        return any(word in data for word in RELEVANT_WORDS)
+        return any(word in data for word in RELEVANT_WORDS) or any(word in data for word in self._framework_words())
+
+    def _framework_words(self) -> tuple[bytes, ...]:
+        """The top-level packages of the frameworks in ``frameworks.yaml`` (``composer``, ``mmengine``...)."""
+        if self._framework_packages is None:
+            self._framework_packages = tuple(sorted({q.partition(".")[0].encode() for spec in self.P.frameworks.values()
+                                                     for q in (*spec["entry"], *spec["entry_prefixes"])} - {b""}))
+        return self._framework_packages
 
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).

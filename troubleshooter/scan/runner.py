@@ -103,7 +103,8 @@ class FileScanner:
                 out.hits[checker.id] = [
                     {"detail": h.detail, "path": path, "line": h.line, "vars": dict(h.vars), "order": h.line,
                      **({"end_line": h.end_line} if h.end_line else {}),
-                     **({"stands": True} if h.stands_when_satisfied else {})} for h in found]
+                     **({"stands": True} if h.stands_when_satisfied else {}),
+                     **({"severity": h.severity} if h.severity else {})} for h in found]
         return out
 
     def _record_project_facts(self, index: ModuleIndex) -> None:

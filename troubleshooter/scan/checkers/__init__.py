@@ -32,6 +32,8 @@ class Hit:
     end_line: int | None = None
     # About order, not absence (set_device called too late): a ``satisfied_by`` call elsewhere does not clear it.
     stands_when_satisfied: bool = False
+    # "info" for advice the code alone cannot prove to be a defect (the finding's own severity otherwise).
+    severity: str | None = None
 
 
 class Checker:

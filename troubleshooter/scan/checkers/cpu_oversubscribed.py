@@ -11,7 +11,11 @@ from troubleshooter.scan.model import const, dotted, source
 
 
 class CpuOversubscribedChecker(Checker):
-    """num_workers=os.cpu_count() per rank, or literal workers x literal nprocs above this machine's cores."""
+    """num_workers=os.cpu_count() per rank, or literal workers x literal nprocs above this machine's cores.
+
+    Both are ``info``: whether the workers compete for cores depends on the training machine (its cores, how much
+    of each worker's time is I/O), which the code does not show; the run-time checks on measured cores and
+    threads (``rules/checks/workers-exceed-cores.yaml``...) keep the finding's own severity."""
 
     id = "cpu-oversubscribed"
 
@@ -27,11 +31,11 @@ class CpuOversubscribedChecker(Checker):
             if self._whole_machine(m, workers, site):
                 yield Hit(site.line, f"{loader} uses num_workers={source(workers)} in every rank: with N ranks the "
                                      "node runs N x (all cores) worker processes fighting for the same cores",
-                          {"loader": loader, "variable": source(workers)})
+                          {"loader": loader, "variable": source(workers)}, severity="info")
             elif isinstance(const(workers), int) and nprocs and cores and const(workers) * nprocs[0] > cores:
                 yield Hit(site.line, f"{loader} uses num_workers={const(workers)} in each of {nprocs[0]} ranks: "
                                      f"{const(workers) * nprocs[0]} worker processes on a {cores}-core machine",
-                          {"loader": loader, "variable": str(const(workers))})
+                          {"loader": loader, "variable": str(const(workers))}, severity="info")
 
     @staticmethod
     def _whole_machine(m, workers, site) -> bool:

@@ -32,6 +32,11 @@ class HfCacheContentionChecker(Checker):
                 yield Hit(site.line, f"{site.method}(...) downloads the dataset on every rank at once: all ranks write "
                                      "the same files in the same directory; let rank 0 fetch first, then barrier",
                           {"variable": site.method, "model": "the dataset"})
+        yield from _one_per_cause(m, self._hub_loads(m, sites))
+
+    def _hub_loads(self, m, sites):
+        """Every unguarded Hub load (from_pretrained / load_dataset of a Hub name) on every rank."""
+        P = m.P
         project_classes = m.project.classes if m.project is not None else set(m.classes)
         for site in sites:
             if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs):
@@ -93,6 +98,19 @@ class HfCacheContentionChecker(Checker):
     def _barrier_before(m, site) -> bool:
         return any(s.method in m.P.barrier_methods and s.rank_conditional and s.line < site.line
                    and s.ctx.func is site.ctx.func for s in m.calls)
+
+
+
+def _one_per_cause(m, hits):
+    """At most one hit per cause and file: the first reachable load, naming the lines of the others (every rank
+    loading from the Hub at start-up is one defect with one fix, however many models and tokenizers it loads)."""
+    hits = [h for h in hits if m.reachable(h.line)]
+    if len(hits) > 1:
+        others = ", ".join(str(h.line) for h in hits[1:])
+        first = hits[0]
+        first.detail = f"{first.detail} (also lines {others})"
+        hits = [first]
+    yield from hits
 
 
 CHECKER = HfCacheContentionChecker()

@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import contains
 from troubleshooter.scan.model import dotted, last
 
 
 class LoggingFromAllRanksChecker(Checker):
-    """Unguarded wandb/TensorBoard/torch.save anywhere, and print/logger calls inside loops."""
+    """Unguarded wandb/TensorBoard/torch.save anywhere (warnings), and print/logger calls inside the training loop
+    (info: repeated console lines do not break or corrupt a run)."""
 
     id = "logging-from-all-ranks"
 
@@ -25,7 +27,7 @@ class LoggingFromAllRanksChecker(Checker):
         for site in m.calls:
             if site.rank0 or (site.func and site.func.name in callbacks):
                 continue
-            what = None
+            what, severity = None, None  # trackers and shared-file writes corrupt results: the finding's severity
             if site.name in P.tracker_calls:
                 if site.name == "wandb.init" and site.kw("group") is not None:
                     continue
@@ -38,19 +40,36 @@ class LoggingFromAllRanksChecker(Checker):
                     continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
                         "writes to one file can leave it torn")
+            elif self._in_training_loop(m, site) and self._on_error_path(site):
+                continue  # a report of this rank's own event (a skipped or aborted step), not a per-step line
             elif self._in_training_loop(m, site) and site.name in P.print_calls and not silenced:
                 what = "print() inside the training loop runs on every rank: each line is repeated once per rank"
+                severity = "info"  # duplicated console lines: noise, not a broken or corrupted run
             elif (self._in_training_loop(m, site) and site.recv in loggers and site.method in P.logging_methods
                   and not levels_by_rank):
                 what = f"{site.recv}.{site.method}() inside the loop runs on every rank: each line is repeated per rank"
+                severity = "info"
             if what and not m.mentions_rank(site.node):
                 name = site.name or f"{site.recv}.{site.method}"
-                yield Hit(site.line, f"{what}; guard it with `if rank == 0:`", {"variable": name})
+                yield Hit(site.line, f"{what}; guard it with `if rank == 0:`", {"variable": name}, severity=severity)
 
     @staticmethod
     def _in_training_loop(m, site) -> bool:
         """The innermost loop around the call steps an optimizer (a per-step line, not a per-epoch one)."""
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
+
+    @staticmethod
+    def _on_error_path(site) -> bool:
+        """The call sits in an ``if`` of the loop whose block leaves the step (``continue``, ``break``, ``raise``,
+        ``return``): ``if torch.isnan(loss): print("nan, skipping"); continue`` reports what happened on this rank."""
+        loop = site.ctx.loops[-1]
+        for node in ast.walk(loop):
+            if isinstance(node, ast.If) and node is not loop:
+                for block in (node.body, node.orelse):
+                    if block and isinstance(block[-1], (ast.Continue, ast.Break, ast.Raise, ast.Return)) and any(
+                            contains(stmt, site.node) for stmt in block):
+                        return True
+        return False
 
     @staticmethod
     def _private_target(m, site) -> bool:
@@ -69,11 +88,7 @@ class LoggingFromAllRanksChecker(Checker):
         path = site.arg(1, "f") if site.name else site.arg(0, "save_directory")
         if path is None:
             return False
-        roots = [path]
-        name = dotted(path)
-        binding = m.binding(name, site.line, site.ctx.func) if name else None
-        if binding is not None:
-            roots.append(binding.value)
+        roots = _derivation(m, path, site)
         if any(m.mentions_rank(root) for root in roots):
             return True
         targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
@@ -97,6 +112,19 @@ class LoggingFromAllRanksChecker(Checker):
                 if made is not None and made.method in m.P.logger_factories and made.name not in m.P.main_process_loggers:
                     names.add(target)
         return names
+
+
+
+def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
+    """``node`` and the values its names were last assigned in the same function, followed ``depth`` steps back
+    (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``)."""
+    found, frontier = [node], [node]
+    for _ in range(depth):
+        names = {dotted(n) for root in frontier for n in ast.walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
+        frontier = [b.value for b in (m.binding(name, site.line, site.ctx.func) for name in sorted(names - {None}))
+                    if b is not None and all(b.value is not seen for seen in found)]
+        found.extend(frontier)
+    return found
 
 
 CHECKER = LoggingFromAllRanksChecker()

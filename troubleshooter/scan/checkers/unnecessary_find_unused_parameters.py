@@ -9,7 +9,11 @@ from troubleshooter.scan.model import const
 
 
 class UnnecessaryFindUnusedChecker(Checker):
-    """The wrapped model's forward uses every parameter-owning submodule unconditionally."""
+    """The wrapped model's forward uses every parameter-owning submodule unconditionally.
+
+    ``info``: the flag costs one graph traversal per iteration, a slowdown whose size the code does not show, and
+    whether every parameter really gets a gradient also depends on the loss (outputs it ignores leave their
+    parameters unused). PyTorch's own run-time warning is the proof (the log signature keeps the severity)."""
 
     id = "unnecessary-find-unused-parameters"
 
@@ -32,7 +36,7 @@ class UnnecessaryFindUnusedChecker(Checker):
                     continue
                 what = f"{factory} uses all of its parameters in every forward"
             yield Hit(wrap.line, f"DDP({model}, find_unused_parameters=True) but {what}: the extra graph traversal "
-                                 "each iteration only costs time", {"model": model})
+                                 "each iteration only costs time", {"model": model}, severity="info")
 
     @staticmethod
     def _factory(m, wrap) -> str | None:

@@ -1,0 +1,105 @@
+"""logging-from-all-ranks precision (scan-precision): writes to per-rank files, rank names of the distributed
+family, reports of a rank's own event, and what counts as a warning (trackers, shared files) vs info (lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.scan.quality import shown_findings
+from troubleshooter.scan import scan_paths
+
+ID = "logging-from-all-ranks"
+
+HEAD = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = DDP(nn.Linear(8, 1).cuda(), device_ids=[local_rank])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+'''
+
+
+def _write(tmp_path: Path, code: str) -> str:
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    return str(path)
+
+
+def _hits(tmp_path: Path, code: str) -> list[dict]:
+    return scan_paths([_write(tmp_path, code)]).hits.get(ID, [])
+
+
+def _warned(tmp_path: Path, code: str) -> bool:
+    return ID in shown_findings([_write(tmp_path, code)])[0]
+
+
+SHARD = HEAD + '''
+def dump(obj, folder):
+{derive}
+    torch.save(obj, path)
+
+dump({{"w": 1}}, "/tmp/out")
+'''
+
+
+def test_a_file_named_after_the_rank_through_locals_is_each_ranks_own(tmp_path):
+    for derive in ('    me = dist.get_rank()\n    name = f"part_{me}.pt"\n    path = os.path.join(folder, name)',
+                   '    r = dist.get_rank()\n    stem = "part_" + str(r)\n    path = folder + "/" + stem + ".pt"',
+                   '    idx = int(os.environ["RANK"])\n    fname = "shard{}.pt".format(idx)\n    path = os.path.join(folder, fname)'):
+        assert not _hits(tmp_path, SHARD.format(derive=derive)), derive
+    shared = '    name = "part.pt"\n    path = os.path.join(folder, name)'
+    assert _warned(tmp_path, SHARD.format(derive=shared))
+
+
+GUARDED = HEAD + '''
+class Holder:
+    def __init__(self):
+        self.local_rank, self.{name} = int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"])
+
+    def save(self):
+        if self.{name} != 0:
+            return
+        torch.save(model.module.state_dict(), "last.pt")
+
+Holder().save()
+'''
+
+
+def test_rank_names_of_the_distributed_and_data_parallel_family_guard(tmp_path):
+    for name in ("distributed_rank", "data_parallel_rank", "dp_rank", "global_rank"):
+        assert not _hits(tmp_path, GUARDED.format(name=name)), name
+    assert _warned(tmp_path, GUARDED.format(name="epoch_count"))
+
+
+LOOP = HEAD + '''
+for step in range(100):
+    loss = model(torch.randn(4, 8).cuda()).sum()
+{body}
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+'''
+
+
+def test_a_report_of_a_skipped_or_aborted_step_is_not_a_progress_line(tmp_path):
+    for leave in ("continue", "break", "raise RuntimeError('bad loss')", "return"):
+        body = f"    if torch.isnan(loss):\n        print('non-finite loss, step', step)\n        {leave}"
+        code = LOOP.format(body=body).replace("for step", "def run():\n  for step").replace("\n    ", "\n      ")
+        code = code + "\nrun()\n"
+        assert not _hits(tmp_path, code), leave
+    per_step = "    if step % 10 == 0:\n        print('step', step, loss.item())"
+    assert _hits(tmp_path, LOOP.format(body=per_step))
+
+
+def test_repeated_console_lines_are_info_trackers_and_shared_files_are_warnings(tmp_path):
+    for line in ("    print('loss', loss.item())", "    log.info('loss %s', loss.item())"):
+        code = "import logging\nlog = logging.getLogger(__name__)\n" + LOOP.format(body=line)
+        assert _hits(tmp_path, code) and not _warned(tmp_path, code), line
+    for line in ("import wandb\nwandb.init(project='p')", "torch.save(model.module.state_dict(), 'ckpt.pt')"):
+        assert _warned(tmp_path, HEAD + line + "\n"), line
