@@ -46,9 +46,11 @@ class HardcodedCuda0Checker(Checker):
             if self._skip(s.ctx):
                 continue
             first = s.arg(0)
-            if s.name == "torch.device" and (const(first) == "cuda:0" or (const(first) == "cuda" and const(s.arg(1)) == 0)):
+            if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
                 yield s.line, s.node, "cuda:0"
-            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == "cuda:0":
+            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and _cuda0(m, s.arg(0, "device")):
+                yield s.line, s.node, "cuda:0"
+            elif _cuda0(m, s.kw("device")):  # torch.zeros(n, device="cuda:0"), Generator(device=...)
                 yield s.line, s.node, "cuda:0"
             elif s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
                 yield s.line, s.node, "cuda(0)"
@@ -62,7 +64,7 @@ class HardcodedCuda0Checker(Checker):
                 yield s.line, s.node, "device_ids=[0]"
         for bindings in m.bindings.values():
             for b in bindings:
-                if not self._skip(b.ctx) and isinstance(b.value, ast.Constant) and b.value.value == "cuda:0":
+                if not self._skip(b.ctx) and _cuda0(m, b.value):
                     yield b.line, b.value, "cuda:0"
         if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
             yield from self._config_devices(m)
@@ -126,6 +128,17 @@ class HardcodedCuda0Checker(Checker):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
                             and isinstance(value, ast.Constant) and value.value == "cuda:0":
                         yield value.lineno, value, "cuda:0"
+
+
+def _cuda0(m, node) -> bool:
+    """``"cuda:0"``, or ``"cuda:0" if torch.cuda.is_available() else "cpu"``: GPU 0 whenever there is a GPU (the test
+    asks about the machine, not the rank or a distributed switch)."""
+    if const(node, default=...) == "cuda:0":
+        return True
+    if not isinstance(node, ast.IfExp) or "cuda:0" not in (const(node.body, default=...), const(node.orelse, default=...)):
+        return False
+    words = {w.lower() for n in ast.walk(node.test) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
+    return not m.mentions_rank(node.test) and not any(f in w for w in words for f in m.P.distributed_flag_words)
 
 
 def _visible_devices_pinned(m, body, tests):
