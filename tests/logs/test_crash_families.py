@@ -84,6 +84,9 @@ NATIVE_CRASH = [
     "[dsw-541920-m25b4:02519] Signal: Segmentation fault (11)",
     "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 2815) of binary: /usr/bin/python",
     "[ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -11",
+    "段错误 (核心已转储)",
+    "段错误（核心已转储）",
+    "已放弃 (核心已转储)",
 ]
 
 # GPU memory exhausted, CUDA and ROCm builds, old and new torch wordings.
@@ -105,6 +108,10 @@ NO_GPU = [
     "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu').",
     "AssertionError: Torch not compiled with CUDA enabled",
     "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+    "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0]\n But your machine only has: []",
+    "pytorch_lightning.utilities.exceptions.MisconfigurationException: GPUs requested but none are available.",
+    "lightning_fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system "
+    "since the accelerator is not available.",
 ]
 
 # torch, its CUDA libraries, the driver and compiled extensions that do not belong together.
@@ -126,6 +133,9 @@ HOST_KILL = [
     "'--local_rank=3'] exits with return code = -9",
     "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL",
     "mpirun noticed that process rank 0 with PID 0 on node gpu1 exited on signal 9 (Killed).",
+    "  1%|█▏ | 21/1423 [00:02<02:09, 10.81it/s]已杀死",
+    "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
+    "RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.",
 ]
 
 
@@ -147,3 +157,17 @@ terminate called after throwing an instance of 'c10::Error'
 [node1:12345] Signal: Aborted (6)
 """)
     assert root == "out-of-memory"
+
+
+def test_a_worker_terminated_during_teardown_yields_to_the_failure_that_caused_it(rules):
+    root, _ = _report(rules, """
+[rank1]: RuntimeError: CUDA error: device-side assert triggered
+RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.
+""")
+    assert root == "cuda-device-assert"
+
+
+def test_more_gpus_requested_than_visible_is_not_no_gpu_at_all(rules):
+    root, _ = _report(rules, "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]\n"
+                             " But your machine only has: [0]")
+    assert root == "local-rank-exceeds-devices"
