@@ -13,6 +13,7 @@ Layout of a rules directory (every part optional in an overlay)::
     checks/<id>.cases.yaml    fixture cases of a check (facts in, fires or quiet)
     scan/*.yaml, live/*.yaml  scanner name patterns, live frame patterns
     launchers.yaml            the launcher table (troubleshooter.core.launchers)
+    symptoms.yaml             wordings of the log symptom scan (troubleshooter.logs.symptomwords)
 
 A YAML file anywhere else is an error, never silently skipped. Every problem is collected
 (file, line, breadcrumb, help) and raised together as a :class:`RuleFileError`.
@@ -84,6 +85,7 @@ class RuleSet:
     scan_patterns: dict[str, Any] = field(default_factory=dict)  # scan/*.yaml lists (troubleshooter.scan.patterns)
     launchers: Any = None  # launchers.yaml (troubleshooter.core.launchers.LauncherTable)
     live: Any = None  # live/*.yaml (troubleshooter.live.rules.LiveRules)
+    symptom_words: dict[str, Any] = field(default_factory=dict)  # symptoms.yaml (troubleshooter.logs.symptomwords)
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # consumers' compiled forms
     sources: dict[str, str] = field(default_factory=dict)  # "kind:id" -> file path
     dirs: list[Path] = field(default_factory=list)
@@ -329,7 +331,7 @@ def _load_signatures(c: IssueCollector, rs: RuleSet, directory: Path, verify: bo
                 rs.signatures.append(dict(sig, _source=str(path), _line=getattr(sig, "line", None)))
 
 
-TOP_FILES = ("pitfalls.yaml", "rationalizations.yaml", "expectations.yaml", "launchers.yaml")
+TOP_FILES = ("pitfalls.yaml", "rationalizations.yaml", "expectations.yaml", "launchers.yaml", "symptoms.yaml")
 FOLDERS = ("findings", "checks", "trees", "checklists", "signatures", "scan", "live")
 LIVE_FILES = ("frames.yaml", "pictures.yaml")  # launchers: the top-level launcher table
 
@@ -419,7 +421,7 @@ def _load_scan(c: IssueCollector, rs: RuleSet, directory: Path, verify: bool) ->
 
 
 SECTIONS = ("findings", "checks", "trees", "checklists", "pitfalls", "rationalizations", "expectations",
-            "signatures", "scan", "launchers", "live")
+            "signatures", "scan", "launchers", "live", "symptoms")
 
 
 def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify: bool = False,
@@ -464,6 +466,9 @@ def load_rules(extra_dirs: Iterable[Path] = (), base: Path | None = None, verify
     if "launchers" in wanted or "live" in wanted:
         from troubleshooter.core.launchers import read_table
         rs.launchers = read_table(rs.dirs, c.issues)
+    if "symptoms" in wanted:
+        from troubleshooter.logs.symptomwords import read_words
+        rs.symptom_words = read_words(rs.dirs, c.issues, verify=any(untrusted for _, untrusted in dirs))
     if "live" in wanted:
         from troubleshooter.live.rules import read_live_rules
         rs.live = read_live_rules(c, rs.dirs, set(rs.findings), rs.launchers)
@@ -531,6 +536,12 @@ def _cross_check(c: IssueCollector, rs: RuleSet) -> None:
             for item in (group.get("items") or []) if isinstance(group, dict) else []:
                 if isinstance(item, dict) and item.get("finding") and item["finding"] not in known:
                     need_finding(f"checklist:{chk_id}", item["finding"], item.line_of("finding"), item.get("id", ""))
+    stuck = rs.symptom_words.get("stuck_ranks")
+    if stuck and stuck["finding"] not in known:
+        c.add(next((str(d / "symptoms.yaml") for d in reversed(rs.dirs) if (d / "symptoms.yaml").exists()), "symptoms.yaml"),
+              stuck.line_of("finding") if hasattr(stuck, "line_of") else None,
+              f"unknown finding id {stuck['finding']!r}", "stuck_ranks.finding names the collective-timeout finding",
+              "stuck_ranks")
 
 
 def reachable_nodes(tree: dict) -> set[str]:

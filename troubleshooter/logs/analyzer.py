@@ -25,6 +25,7 @@ from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
 from troubleshooter.logs.symptoms import RANK_FACT, STAGE_FACT, SymptomScanner
+from troubleshooter.logs.symptomwords import words_of
 
 CHUNK = 4 << 20          # bytes read at a time
 MAX_LINE = 1 << 20       # a "line" longer than this (progress bars, binary junk) is cut
@@ -101,7 +102,7 @@ class LogAnalyzer:
         self.symptoms = SymptomScanner((s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size")),
                                        ((s.fact[len(STAGE_FACT):], s.bregex) for s in self.signatures
                                         if (s.fact or "").startswith(STAGE_FACT)),
-                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT))
+                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT), words_of(rules))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
@@ -411,7 +412,8 @@ class LogAnalyzer:
         facts.update(self.symptoms.facts())
         facts.update(count_facts(facts))
         known = [f.get("rank") for f in failures] + list(self.blocks.exceptions)
-        facts.update(stuck_rank_facts(self._hits.values(), known, lambda: labelled_ranks(self.symptoms.windows())))
+        facts.update(stuck_rank_facts(self._hits.values(), known, lambda: labelled_ranks(self.symptoms.windows()),
+                                      self.symptoms.words))
         crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes

@@ -7,7 +7,9 @@ TORCH_NCCL_DESYNC_DEBUG's "ranks that caused the desync are: [1] ...": the signa
 ``stuck_ranks`` or ``culprits`` value), or it shows it by elimination: a rank the log knows (a line,
 a launcher record, an exception of its own) that printed no timeout while others did. Elimination
 is kept only when the silent ranks are no more than the waiting ones (a launcher that killed most
-ranks before their own timeout fired says nothing about which one was stuck).
+ranks before their own timeout fired says nothing about which one was stuck). Which finding marks a
+waiting rank, which hit values name the absent ranks and the rank-list wording are ``stuck_ranks`` in
+``rules/symptoms.yaml``.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ from typing import Any, Callable, Iterable
 
 from troubleshooter.core.facts import FactSpec
 from troubleshooter.logs.lineprefix import split_prefix
-
-TIMEOUT_FINDING = "collective-timeout"   # the finding whose echo hits mark a rank that waited
-NAMING_VARS = ("stuck_ranks", "culprits")  # hit values in which a signature names the absent ranks
-_RANK_LIST = re.compile(r"^\s*\[?\s*(\d+(?:\s*,\s*\d+)*)")
+from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 FACTS = (
     FactSpec("log.stuck_ranks", "list", "Ranks a collective timeout waited for: named by the log (monitoredBarrier, "
@@ -36,9 +35,9 @@ def count_facts(facts: dict[str, Any]) -> dict[str, int]:
     return {count: len(facts[key]) for key, count in COUNTED.items() if isinstance(facts.get(key), list)}
 
 
-def named_ranks(value: Any) -> list[int]:
+def named_ranks(value: Any, words: SymptomWords | None = None) -> list[int]:
     """The leading rank list of a captured value: ``"1, 3"``, ``"[2] finished collective #4 ..."``."""
-    match = _RANK_LIST.match(str(value))
+    match = (words or shipped_words()).rank_list.match(str(value))
     return [int(r) for r in re.findall(r"\d+", match.group(1))] if match else []
 
 
@@ -55,15 +54,17 @@ def labelled_ranks(windows: Iterable[bytes]) -> set[int]:
 
 
 def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None],
-                     more_ranks: Callable[[], set[int]] = set) -> dict[str, Any]:
+                     more_ranks: Callable[[], set[int]] = set, words: SymptomWords | None = None) -> dict[str, Any]:
     """``log.stuck_ranks`` / ``log.waiting_ranks`` from the analyzer's hits (``finding``, ``rank``,
     ``vars``, ``sig.echo``) and every rank the log showed otherwise (``more_ranks`` is asked only when
     elimination is needed)."""
+    words = words or shipped_words()
     hits = list(hits)
-    timeouts = [h for h in hits if h.finding == TIMEOUT_FINDING]
+    timeouts = [h for h in hits if h.finding == words.timeout_finding]
     if not timeouts:
         return {}
-    named = sorted({r for h in timeouts for var in NAMING_VARS if var in h.vars for r in named_ranks(h.vars[var])})
+    named = sorted({r for h in timeouts for var in words.naming_vars if var in h.vars
+                    for r in named_ranks(h.vars[var], words)})
     waiting = sorted({h.rank for h in timeouts if h.sig.echo and h.rank is not None} - set(named))
     facts: dict[str, Any] = {"log.waiting_ranks": waiting} if waiting else {}
     if named:

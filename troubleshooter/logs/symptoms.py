@@ -17,7 +17,9 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
   never announced (the ``log.rank_announced`` fact signatures: Lightning's "GLOBAL_RANK: n", ...):
   two processes computed the same rank, so the world can never complete.
 
-The rules decide what the facts mean and gate them on enough evidence.
+The wordings (labels, loss/progress/rate words, what is masked) are ``rules/symptoms.yaml``
+(:mod:`troubleshooter.logs.symptomwords`); this module is the mechanism. The rules decide what the
+facts mean and gate them on enough evidence.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 HEAD = 64 << 10         # bytes read from the start of each log (a pasted log fits whole)
 TAIL = 32 << 10         # and from its end
@@ -48,33 +51,7 @@ FACTS = (
     FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
-_LABEL = rb"(?:\[(?:[Rr]ank ?|default)?\d+\]:?|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=[ \t])|[a-z][a-z0-9.-]*\d:(?=[ \t]))"
-_BAR = re.compile(rb"it/s|s/it|\d%\|")                 # progress-bar redraws repeat by themselves
-_LOSS = rb"(?i:loss)[^\n]{0,40}?\d\.\d"
-_HAS_LOSS = re.compile(_LOSS)
-# a loss line names a loss, or is a bare value (``print(loss.item())``); loss lines count only unlabelled: a launcher that labels each rank's lines (srun -l, --tee) is a
-# per-rank log by design, where ranks printing an all-reduced loss look the same
-_LOSS_LINE = re.compile(rb"^(?![ \t]*" + _LABEL + rb")[ \t]*(?P<body>[^\n]*?" + _LOSS + rb"[^\n]*|-?\d+\.\d+[ \t]*)$", re.M)
-_PROGRESS_LINE = re.compile(rb"^[ \t]*(?:" + _LABEL + rb"[ \t]*){0,3}"
-                            rb"(?P<body>[^\n]*?\b(?i:epoch|step|iter|iteration|batch)\b[^\n]{0,3}?\d[^\n]*)$", re.M)
-# what differs between ranks printing the same step: stamps, rank/device numbers, timings, speeds, memory
-_MASK = re.compile(rb"\d{4}-\d\d-\d\d[T ]|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?|\b(?i:rank|gpu|cuda:|device|local_rank|pid)"
-                   rb"[ :=#]{0,3}\d+|\[[IWEF]\d{4}"
-                   rb"|\b(?i:eta|time|data|data_time|batch_time|step_time|loader_time|elapsed|memory|max mem|mem)"
-                   rb"['\"]?[ :=]{1,3}['\"]?[\d.:e+-]+(?: ?(?:ms|s|sec|MB|GB|MiB|GiB)\b)?"
-                   rb"|\d+(?:\.\d+)? ?(?i:ms|sec|secs|seconds|samples/s|samples/sec|img/s|images/sec|tokens/s|tok/s)\b")
-_POSITION = re.compile(rb"(?:\|[ \t]*|\[[ \t]*|\b(?i:iter|iteration|step|batch|it)s?\b[ \t:=#\[]{0,3})"
-                       rb"(?P<step>\d+)[ \t]*/[ \t]*(?P<total>\d+)\b(?![./])")
-# a rate: its value, its unit, and whether it is per rank (it/s, "... per GPU") or for the whole job
-_RATE = re.compile(rb"(?P<value>\d+(?:\.\d+)?)[ \t]?(?P<unit>it/s|s/it|(?i:samples|img|images|tokens|tok)/s(?:ec)?)\b"
-                   rb"(?P<per>[ \t]*(?i:per[ \t]?(?:gpu|device|rank)))?"
-                   rb"|(?P<key>train_samples_per_second|(?i:img/sec per gpu|images/sec per gpu))['\"]?[ \t]*[:=][ \t]*"
-                   rb"(?P<keyed>\d+(?:\.\d+)?)")
 MAX_LINES = 20000       # lines of one family counted per log
-# after the last start-up line: what shows the run went on (progress, loss, a bar) or failed (an error of its own)
-_WENT_ON = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((_PROGRESS_LINE.pattern, _LOSS_LINE.pattern, _BAR.pattern)))
-                      + rb"|Traceback|\w(?:Error|Exception)\b|\berror:|\bERROR\b|\bWARN\b|FAILED|Killed|Segmentation fault|core dumped"
-                      rb"|exit ?code|exitcode|returned non-zero|\bSIG[A-Z]{3,4}\b", re.M)
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 RANK_FACT = "log.rank_announced"  # fact signatures of a process announcing its global rank
@@ -85,10 +62,12 @@ class SymptomScanner:
 
     def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = (),
                  stage_patterns: Iterable[tuple[str, re.Pattern[bytes]]] = (),
-                 rank_patterns: Iterable[re.Pattern[bytes]] = ()):
+                 rank_patterns: Iterable[re.Pattern[bytes]] = (), words: SymptomWords | None = None):
         """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size;
         ``stage_patterns``: (stage, byte regex) pairs of start-up lines, earliest stage first;
-        ``rank_patterns``: byte regexes with a ``value`` group, a process announcing its global rank."""
+        ``rank_patterns``: byte regexes with a ``value`` group, a process announcing its global rank;
+        ``words``: the symptom wordings (default: the shipped ``rules/symptoms.yaml``)."""
+        self.words = words or shipped_words()
         patterns = sorted({p.pattern for p in world_size_patterns})
         self._world = _alternation(patterns) if patterns else None
         stages: dict[str, list[bytes]] = {}
@@ -131,13 +110,15 @@ class SymptomScanner:
         """The symptom facts of everything observed so far (absent when the log gives no evidence)."""
         windows = self.windows()
         facts: dict[str, Any] = {}
-        loss = [b for w in windows for b in _LOSS_LINE.findall(w) if not _BAR.search(b)]
-        progress = [b for w in windows for b in _PROGRESS_LINE.findall(w) if not (_BAR.search(b) or _HAS_LOSS.search(b))]
-        facts.update(_copies("log.loss", loss))
-        facts.update(_copies("log.progress", progress))
+        words = self.words
+        loss = [b for w in windows for b in words.loss_line.findall(w) if not words.bar.search(b)]
+        progress = [b for w in windows for b in words.progress_line.findall(w)
+                    if not (words.bar.search(b) or words.has_loss.search(b))]
+        facts.update(_copies("log.loss", loss, words.mask))
+        facts.update(_copies("log.progress", progress, words.mask))
         last = None
         for window in windows:
-            for last in _POSITION.finditer(window):
+            for last in words.position.finditer(window):
                 pass
             if last is not None:
                 last_pos = (int(last["step"]), int(last["total"]))
@@ -165,11 +146,11 @@ class SymptomScanner:
                     if last is None or match.start() >= last[0]:
                         last = (match.start(), stage)
             if last is None:
-                if _WENT_ON.search(window):
+                if self.words.went_on.search(window):
                     return None
                 continue
             after = window[window.find(b"\n", last[0]) + 1:] if b"\n" in window[last[0]:] else b""
-            if _WENT_ON.search(after) or sum(1 for line in after.split(b"\n") if line.strip()) > MAX_AFTER_STAGE:
+            if self.words.went_on.search(after) or sum(1 for line in after.split(b"\n") if line.strip()) > MAX_AFTER_STAGE:
                 return None
             ended.append(last[1])
         return min(ended, key=order.index) if ended else None
@@ -185,7 +166,7 @@ class SymptomScanner:
 
         def add(size: int | None, text: bytes) -> None:
             if size is not None and size > 0:
-                for unit, rate in _rates(text, size):
+                for unit, rate in _rates(text, size, self.words.rate):
                     by_size.setdefault(size, {}).setdefault(unit, []).append(rate)
 
         size = None
@@ -239,10 +220,10 @@ def _alternation(patterns: list[bytes]) -> re.Pattern[bytes]:
     return re.compile(b"|".join(b"(?:%s)" % re.sub(rb"\(\?P<\w+>", b"(", p) for p in patterns))
 
 
-def _rates(text: bytes, size: int) -> list[tuple[str, float]]:
-    """(unit, per-rank rate) of every rate in ``text``: ``s/it`` inverted, job-wide rates divided by ``size``."""
+def _rates(text: bytes, size: int, rate: re.Pattern[bytes]) -> list[tuple[str, float]]:
+    """(unit, per-rank rate) of every ``rate`` match in ``text``: ``s/it`` inverted, job-wide rates divided by ``size``."""
     out = []
-    for match in _RATE.finditer(text):
+    for match in rate.finditer(text):
         number = float(match["value"] or match["keyed"])
         if number <= 0:
             continue
@@ -259,11 +240,11 @@ def _rates(text: bytes, size: int) -> list[tuple[str, float]]:
     return out
 
 
-def _copies(prefix: str, bodies: list[bytes]) -> dict[str, Any]:
-    """How often each distinct line (stamps and rank numbers masked) was printed: the commonest count and its share."""
+def _copies(prefix: str, bodies: list[bytes], mask: re.Pattern[bytes]) -> dict[str, Any]:
+    """How often each distinct line (``mask`` matches masked) was printed: the commonest count and its share."""
     if not bodies:
         return {}
-    counts = Counter(_MASK.sub(b"#", b"\n".join(bodies[:MAX_LINES])).split(b"\n"))
+    counts = Counter(mask.sub(b"#", b"\n".join(bodies[:MAX_LINES])).split(b"\n"))
     by_copies = Counter(counts.values())
     copies, lines = max(by_copies.items(), key=lambda kv: (kv[1], kv[0]))
     return {f"{prefix}_lines": len(counts), f"{prefix}_line_copies": copies,

@@ -1,0 +1,190 @@
+"""The wordings of the symptom scan and the cross-rank facts (``rules/symptoms.yaml``), validated and compiled.
+
+The YAML file holds the words (launcher labels, loss and progress wordings, progress-bar redraws,
+what is masked between ranks, progress positions, rates, failure markers, the rank-list wording of
+a stuck-rank hit); this module assembles them into the line regexes the scan runs
+(:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces the keys it gives.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from troubleshooter.core.errors import RuleFileError, RuleIssue
+
+WORDS_FILE = "symptoms.yaml"
+# key -> (what it holds, for messages); lists are regex alternatives unless said otherwise
+_LISTS = {
+    "line_labels": "a launcher's rank label at a line start", "progress_bar": "a progress-bar redraw",
+    "loss": "a loss value on a line", "bare_value": "a line that is only a value",
+    "progress_words": "literal words of a progress line", "mask": "what differs between ranks printing the same line",
+    "position_openers": "what stands before a step/total position", "rate": "a rate with its unit",
+    "went_on": "a failure marker after the last start-up line",
+}
+_STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
+_RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
+
+
+@dataclass(frozen=True)
+class SymptomWords:
+    """The compiled wordings (byte regexes over a log's windows; ``rank_list`` over a hit's value)."""
+
+    bar: re.Pattern[bytes]
+    has_loss: re.Pattern[bytes]
+    loss_line: re.Pattern[bytes]       # group ``body``: an unlabelled line with a loss value, or a bare value
+    progress_line: re.Pattern[bytes]   # group ``body``: a (possibly labelled) line with a progress word and a number
+    mask: re.Pattern[bytes]
+    position: re.Pattern[bytes]        # groups ``step``, ``total``
+    rate: re.Pattern[bytes]            # groups ``value``, ``unit``, ``per`` | ``key``, ``keyed``
+    went_on: re.Pattern[bytes]
+    timeout_finding: str
+    naming_vars: tuple[str, ...]
+    rank_list: re.Pattern[str]
+
+
+def _alternatives(items: list[str]) -> bytes:
+    """One regex for a list of alternatives (a single one stays as it is)."""
+    parts = [item.encode("utf-8") for item in items]
+    return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+
+
+def compile_words(raw: dict[str, Any]) -> SymptomWords:
+    """Assemble the line regexes from validated wordings (every key present)."""
+    label = b"(?:" + b"|".join(item.encode("utf-8") for item in raw["line_labels"]) + b")"
+    loss = _alternatives(raw["loss"])
+    bar = re.compile(b"|".join(item.encode("utf-8") for item in raw["progress_bar"]))
+    loss_line = re.compile(rb"^(?![ \t]*" + label + rb")[ \t]*(?P<body>[^\n]*?" + loss + rb"[^\n]*|"
+                           + _alternatives(raw["bare_value"]) + rb")$", re.M)
+    words = b"|".join(re.escape(word).encode("utf-8") for word in raw["progress_words"])
+    progress_line = re.compile(rb"^[ \t]*(?:" + label + rb"[ \t]*){0,3}"
+                               rb"(?P<body>[^\n]*?\b(?i:" + words + rb")\b[^\n]{0,3}?\d[^\n]*)$", re.M)
+    position = re.compile(b"(?:" + b"|".join(item.encode("utf-8") for item in raw["position_openers"]) +
+                          rb")(?P<step>\d+)[ \t]*/[ \t]*(?P<total>\d+)\b(?![./])")
+    went_on = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((progress_line.pattern, loss_line.pattern, bar.pattern)))
+                         + b"|" + b"|".join(item.encode("utf-8") for item in raw["went_on"]), re.M)
+    stuck = raw["stuck_ranks"]
+    return SymptomWords(
+        bar=bar, has_loss=re.compile(loss), loss_line=loss_line, progress_line=progress_line,
+        mask=re.compile(b"|".join(item.encode("utf-8") for item in raw["mask"])), position=position,
+        rate=re.compile(b"|".join(item.encode("utf-8") for item in raw["rate"])), went_on=went_on,
+        timeout_finding=stuck["finding"], naming_vars=tuple(stuck["naming_vars"]), rank_list=re.compile(stuck["rank_list"]))
+
+
+def _regex_problem(pattern: str, verify: bool) -> str | None:
+    try:
+        re.compile(pattern.encode("utf-8"))
+    except re.error as exc:
+        return f"does not compile: {exc}"
+    if verify:
+        from troubleshooter.core.saferegex import regex_problem
+
+        return regex_problem(pattern)
+    return None
+
+
+def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dict[str, Any]:
+    """One symptoms.yaml: the keys it gives (each checked); problems go to ``issues`` with file:line."""
+    from troubleshooter.core.yamlspan import YamlError, load_file
+
+    def problem(line: int | None, message: str, help: str = "", crumb: str = "") -> None:
+        issues.append(RuleIssue(str(path), line, message, help, crumb))
+
+    try:
+        data = load_file(path)
+    except YamlError as exc:
+        problem(exc.line, exc.message)
+        return {}
+    if not isinstance(data, dict):
+        problem(getattr(data, "line", 1), "expected a mapping of wording lists",
+                f"keys: doc, {', '.join(_LISTS)}, stuck_ranks")
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        line = data.line_of(key)
+        if key == "doc":
+            continue
+        if key == "stuck_ranks":
+            out[key] = _stuck_ranks(value, line, problem, verify)
+            continue
+        if key not in _LISTS:
+            close = difflib.get_close_matches(str(key), [*_LISTS, "stuck_ranks", "doc"], n=1)
+            problem(line, f"unknown key {key!r}", f"did you mean {close[0]!r}?" if close else
+                    f"allowed keys: doc, {', '.join(_LISTS)}, stuck_ranks")
+            continue
+        if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
+            problem(line, f"{key!r} should be a non-empty list of strings ({_LISTS[key]})", "", key)
+            continue
+        bad = False
+        for i, item in enumerate(value if key != "progress_words" else ()):
+            message = _regex_problem(item, verify)
+            if message:
+                problem(value.line_of(i), f"{key}[{i}] {message}", "each entry is a Python regular expression", key)
+                bad = True
+        if not bad:
+            out[key] = list(value)
+    if "rate" in out:
+        groups = set().union(*(re.compile(item.encode("utf-8")).groupindex for item in out["rate"]))
+        if groups != set(_RATE_GROUPS):
+            problem(data.line_of("rate"), f"'rate' alternatives must name the groups {', '.join(_RATE_GROUPS)} "
+                    f"between them (found {', '.join(sorted(groups)) or 'none'})", "", "rate")
+            del out["rate"]
+    return out
+
+
+def _stuck_ranks(value: Any, line: int | None, problem: Any, verify: bool) -> dict[str, Any] | None:
+    if not isinstance(value, dict) or set(value) != set(_STUCK) or \
+            not all(isinstance(value[k], kind) for k, kind in _STUCK.items()):
+        problem(line, "'stuck_ranks' should be a mapping of finding (an id), naming_vars (a list of "
+                "variable names) and rank_list (a regex with one group)", "", "stuck_ranks")
+        return None
+    message = _regex_problem(value["rank_list"], verify)
+    if message is None and re.compile(value["rank_list"]).groups != 1:
+        message = "must have exactly one group (the rank list)"
+    if message:
+        problem(value.line_of("rank_list"), f"stuck_ranks.rank_list {message}", "", "stuck_ranks")
+        return None
+    return value
+
+
+def read_words(dirs: Iterable[Path], issues: list[RuleIssue], verify: bool = True) -> dict[str, Any]:
+    """The wordings of each directory's symptoms.yaml, later directories' keys over earlier ones."""
+    raw: dict[str, Any] = {}
+    first, before = None, len(issues)
+    for directory in dirs:
+        path = Path(directory) / WORDS_FILE
+        if path.exists():
+            first = first or path
+            raw.update({k: v for k, v in parse_words(path, issues, verify).items() if v is not None})
+    missing = [key for key in (*_LISTS, "stuck_ranks") if key not in raw]
+    if first is not None and missing and len(issues) == before:
+        issues.append(RuleIssue(str(first), None, f"missing wording key(s): {', '.join(missing)}",
+                                "the shipped rules/symptoms.yaml gives every key"))
+    return raw
+
+
+@lru_cache(maxsize=1)
+def shipped_words() -> SymptomWords:
+    """The compiled wordings of the shipped ``rules/symptoms.yaml`` (RuleFileError on any problem)."""
+    from troubleshooter.core.paths import rules_dir
+
+    issues: list[RuleIssue] = []
+    raw = read_words([rules_dir()], issues, verify=False)
+    if issues:
+        raise RuleFileError(issues)
+    return compile_words(raw)
+
+
+def words_of(rules: Any) -> SymptomWords:
+    """The wordings of a loaded RuleSet (its overlays included), else the shipped ones."""
+    raw = getattr(rules, "symptom_words", None)
+    if not raw:
+        return shipped_words()
+    cached = rules.derived.get("symptom_words")
+    if cached is None:
+        cached = rules.derived["symptom_words"] = compile_words(raw)
+    return cached
