@@ -1,0 +1,83 @@
+"""The symptom wordings live in rules/symptoms.yaml: validated with file:line, overlaid, and read by the scan."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.logs.helpers import analyse
+from troubleshooter.core.errors import RuleFileError
+from troubleshooter.core.paths import rules_dir
+from troubleshooter.core.ruleset import load_rules
+from troubleshooter.logs.crossrank import named_ranks
+from troubleshooter.logs.symptoms import HEAD, TAIL, SymptomScanner
+from troubleshooter.logs.symptomwords import WORDS_FILE, shipped_words, words_of
+
+
+def _overlay(tmp_path: Path, text: str) -> Path:
+    (tmp_path / WORDS_FILE).write_text(text)
+    return tmp_path
+
+
+def _problems(tmp_path: Path, text: str) -> list[tuple[int | None, str]]:
+    with pytest.raises(RuleFileError) as err:
+        load_rules([_overlay(tmp_path, text)])
+    return [(issue.line, issue.message) for issue in err.value.issues if issue.path.endswith(WORDS_FILE)]
+
+
+def test_the_shipped_wordings_load_whole():
+    words = shipped_words()
+    assert words.loss_line.search(b"iter 3 loss: 0.512\n")
+    assert not words.loss_line.search(b"[rank1]: iter 3 loss: 0.512\n")  # labelled: a per-rank log by design
+    assert words.position.search(b" 45%|####  | 450/1000 [01:02<01:10, 7.1it/s]")["total"] == b"1000"
+    assert named_ranks("1, 3", words) == [1, 3] and words.timeout_finding in load_rules().findings
+
+
+@pytest.mark.parametrize("text,line,needle", [
+    ("progress_words: epoch\n", 1, "non-empty list of strings"),
+    ("doc: x\nmask:\n  - '\\d+'\n  - '(unclosed'\n", 4, "mask[1] does not compile"),
+    ("los:\n  - 'loss'\n", 1, "unknown key 'los'"),
+    ("rate:\n  - '(?P<value>\\d+) it/s'\n", 1, "must name the groups"),
+    ("stuck_ranks:\n  finding: collective-timeout\n  naming_vars: [x]\n  rank_list: '\\d+'\n", 4, "exactly one group"),
+    ("stuck_ranks:\n  finding: no-such-finding\n  naming_vars: [x]\n  rank_list: '(\\d+)'\n", 2, "unknown finding id"),
+    ("mask:\n  - '(a+)+$'\n", 2, "backtrack"),
+    ("line_labels: [\n", 2, "invalid YAML"),
+])
+def test_a_bad_wording_is_an_error_at_its_line(tmp_path, text, line, needle):
+    problems = _problems(tmp_path, text)
+    assert any(at == line and needle in message for at, message in problems), problems
+
+
+def test_an_overlay_replaces_the_keys_it_gives(tmp_path):
+    rules = load_rules([_overlay(tmp_path, "progress_words: [epoch, step, iter, iteration, batch, round]\n")])
+    words = words_of(rules)
+    assert words is not shipped_words() and words.progress_line.search(b"round 3 of 9\n")
+    assert words.loss_line.pattern == shipped_words().loss_line.pattern
+
+
+def test_a_base_without_some_wordings_is_reported(tmp_path):
+    base = tmp_path / "rules"
+    shutil.copytree(rules_dir(), base)
+    text = (base / WORDS_FILE).read_text()
+    (base / WORDS_FILE).write_text(text[:text.index("\nmask:")] + "\n")
+    with pytest.raises(RuleFileError, match="missing wording key"):
+        load_rules(base=base)
+
+
+def test_symptoms_follow_the_overlay_wordings(tmp_path):
+    """Knowledge, not code: a new progress word in the YAML makes duplicated progress lines count."""
+    text = "".join(f"round {i} of 50 done\n" * 4 for i in range(6))
+    plain = analyse(load_rules(), text)
+    assert "log.progress_line_copies" not in plain
+    rules = load_rules([_overlay(tmp_path, "progress_words: [epoch, step, iter, iteration, batch, round]\n")])
+    assert analyse(rules, text)["log.progress_line_copies"] == 4
+
+
+def test_the_symptom_windows_do_not_grow_with_the_log():
+    scanner = SymptomScanner()
+    line = b"step 10/100 loss 0.5 | 12.0 it/s\n"
+    for _ in range(200):
+        scanner.observe("x.log", line * 4000)
+    assert sum(map(len, scanner.windows())) <= HEAD + TAIL
