@@ -10,11 +10,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "troubleshooter"
 LAYERS = {"": 0, "core": 0, "report": 1, "scan": 1, "logs": 1, "launch": 1, "live": 2, "run": 3, "distributed": 4,
           "tui": 5, "cli": 6, "__main__": 7}
 # Known upward imports (lazy, inside functions), each named: the knowledge loader validates each feature's section
-# with that feature's own schema (log signatures with the analyzer's matcher, scanner patterns, live patterns), and
+# with that feature's own schema (log signatures with the analyzer's matcher, symptom wordings, scanner patterns,
+# live patterns), and
 # the fact catalog collects every feature's fact declarations.
 ALLOWED_UPWARD = {
-    "troubleshooter.core.ruleset": {"troubleshooter.logs.signatures", "troubleshooter.scan.patterns",
-                                    "troubleshooter.live.rules"},
+    "troubleshooter.core.ruleset": {"troubleshooter.logs.signatures", "troubleshooter.logs.symptomwords",
+                                    "troubleshooter.scan.patterns", "troubleshooter.live.rules"},
     "troubleshooter.core.rulecheck": {"troubleshooter.logs.signatures"},
     "troubleshooter.core.factcatalog": {"troubleshooter.distributed", "troubleshooter.live", "troubleshooter.logs",
                                         "troubleshooter.scan"},
