@@ -40,7 +40,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
                 continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
             reported.add(backward[0].line)
-            yield Hit(backward[0].line, f"gradients are accumulated (optimizer step only when {ast.unparse(gate.test)}) "
+            when = f"skipped while {ast.unparse(gate.test)}" if _skips_rest(gate) else f"only when {ast.unparse(gate.test)}"
+            yield Hit(backward[0].line, f"gradients are accumulated (optimizer step {when}) "
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",
                       {"model": model, "variable": steps or "accumulation_steps"})
@@ -95,8 +96,11 @@ class GradAccumWithoutNoSyncChecker(Checker):
                 continue
             test_is_accum = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node.test)) \
                 or "accum" in ast.unparse(node.test).lower() or _named_accum(m, node.test)
+            stepped = [s for s in m.sites_in(node)] if not _skips_rest(node) else [  # backward; if i % k: continue; step
+                s for s in m.sites_in(loop) if s.line > node.end_lineno] if any(
+                s.method == "backward" and s.line < node.lineno for s in m.sites_in(loop)) else []
             if test_is_accum and any(s.method == "step" and s.recv and ("optim" in s.recv.lower() or
-                                     last(s.recv) in ("opt", "scaler")) for s in m.sites_in(node)):
+                                     last(s.recv) in ("opt", "scaler")) for s in stepped):
                 return node
         return None
 
@@ -107,6 +111,11 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if text and "accum" in text.lower():
                 return text
         return None
+
+
+def _skips_rest(node: ast.If) -> bool:
+    """``if (i + 1) % k != 0: continue``: the test gates what follows it in the loop, not its own body."""
+    return not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Continue)
 
 
 def _fallback_count(value: ast.AST) -> bool:
