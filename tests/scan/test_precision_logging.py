@@ -103,3 +103,23 @@ def test_repeated_console_lines_are_info_trackers_and_shared_files_are_warnings(
         assert _hits(tmp_path, code) and not _warned(tmp_path, code), line
     for line in ("import wandb\nwandb.init(project='p')", "torch.save(model.module.state_dict(), 'ckpt.pt')"):
         assert _warned(tmp_path, HEAD + line + "\n"), line
+
+
+LOCKED = HEAD + '''
+{imports}
+
+def cache(features, path):
+    with {lock}(path + ".lock"):
+        if not os.path.exists(path):
+            torch.save(features, path)
+
+cache([1, 2], "/tmp/features.pt")
+'''
+
+
+def test_a_write_under_a_file_lock_is_one_writer_at_a_time(tmp_path):
+    for imports, lock in (("from filelock import FileLock", "FileLock"), ("import filelock", "filelock.FileLock"),
+                          ("from filelock import SoftFileLock", "SoftFileLock")):
+        assert not _hits(tmp_path, LOCKED.format(imports=imports, lock=lock)), lock
+    unlocked = LOCKED.format(imports="import contextlib", lock="contextlib.nullcontext")
+    assert _warned(tmp_path, unlocked)

@@ -83,3 +83,11 @@ def test_several_hub_loads_on_every_rank_are_one_warning(tmp_path):
         'config = AutoConfig.from_pretrained("org/model")') + 1
     hits, _ = _scan(tmp_path, HUB.format(loads='model = AutoModelForCausalLM.from_pretrained("org/model")\n'))
     assert len(hits["hf-cache-contention"]) == 1 and "also lines" not in hits["hf-cache-contention"][0]["detail"]
+
+
+def test_a_hub_load_under_a_file_lock_is_serialised(tmp_path):
+    loads = ('from filelock import FileLock\n'
+             'with FileLock("/tmp/hub.lock"):\n'
+             '    model = AutoModelForCausalLM.from_pretrained("org/model")\n')
+    hits, _ = _scan(tmp_path, HUB.format(loads=loads))
+    assert "hf-cache-contention" not in hits

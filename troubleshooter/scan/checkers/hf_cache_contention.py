@@ -39,7 +39,8 @@ class HfCacheContentionChecker(Checker):
         P = m.P
         project_classes = m.project.classes if m.project is not None else set(m.classes)
         for site in sites:
-            if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs):
+            if any(last(w) in P.rank_zero_first_contexts or last(w) in P.serialising_write_contexts
+                   for w in site.ctx.withs):
                 continue
             if last(site.recv) in project_classes or (site.func and site.func.name in P.hf_cache_loaders):
                 continue  # the project's own from_pretrained (judged where it is called), or inside it

@@ -74,9 +74,10 @@ class LoggingFromAllRanksChecker(Checker):
     @staticmethod
     def _private_target(m, site) -> bool:
         """``torch.save(obj, buffer)`` into ``io.BytesIO()``, or inside ``with TemporaryDirectory():``: the bytes
-        stay in this process (they are then uploaded or broadcast), no file is shared between ranks."""
+        stay in this process (they are then uploaded or broadcast), no file is shared between ranks; or inside
+        ``with FileLock(...):``, one writer at a time."""
         private = m.P.private_write_targets
-        if any(w in private for w in site.ctx.withs):
+        if any(w in private or last(w) in m.P.serialising_write_contexts for w in site.ctx.withs):
             return True
         target = site.arg(1, "f") if site.name else None
         made = m.value_call(target, site.line, site.ctx.func) if target is not None else None
