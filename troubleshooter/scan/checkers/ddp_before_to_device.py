@@ -75,7 +75,14 @@ class DdpBeforeToDeviceChecker(Checker):
 
     @staticmethod
     def _fresh(m, made) -> bool:
-        return made is not None and (made.name.startswith("torch.nn.") or made.method in m.classes)
+        """A module built here (``nn.Linear(...)``, a class of this file), or by a local builder function that only
+        constructs one and never moves it (``def get_model(): return nn.Sequential(...)``)."""
+        if made is None:
+            return False
+        if made.name.startswith("torch.nn.") or made.method in m.classes:
+            return True
+        builder = local_callee(m, made)
+        return builder is not None and builder.cls is None and _builds_cpu_module(m, builder)
 
     @staticmethod
     def _opaque(m, value) -> bool:
@@ -83,9 +90,30 @@ class DdpBeforeToDeviceChecker(Checker):
         site = m.value_call(value, 10**9, None) if value is not None else None
         if site is None:
             return True
+        builder = local_callee(m, site)
+        if builder is not None and builder.cls is None and _builds_cpu_module(m, builder):
+            return False
         if site.name in m.functions or site.method in m.functions:
             return True
         return site.kw("device") is not None or site.kw("device_map") is not None
+
+
+def _builds_cpu_module(m, builder) -> bool:
+    """Every ``return`` of a local function hands back a module it constructs (``torch.nn.*`` or a class of this file,
+    directly or through a name), and nothing in it moves a module or names a device."""
+    calls = m.sites_in(builder.node)
+    if any(is_device_move(m, s) or s.kw("device") is not None or s.kw("device_map") is not None for s in calls):
+        return False
+    returns = [n.value for n in ast.walk(builder.node) if isinstance(n, ast.Return) and n.value is not None]
+
+    def built(value) -> bool:
+        if dotted(value):
+            bound = [b for b in m.bindings.get(dotted(value), ()) if b.func is builder]
+            value = max(bound, key=lambda b: b.line).value if bound else None
+        made = m.site_of(value) if isinstance(value, ast.Call) else None
+        return made is not None and (made.name.startswith("torch.nn.") or made.method in m.classes)
+
+    return bool(returns) and all(built(v) for v in returns)
 
 
 def _parameters(func) -> list[str]:
