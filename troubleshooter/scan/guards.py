@@ -10,7 +10,6 @@ function/property whose every ``return`` is such a test (``def is_primary(args):
 from __future__ import annotations
 
 import ast
-from collections import deque
 from typing import Iterable, Iterator
 
 from troubleshooter.scan.patterns import Patterns
@@ -19,17 +18,18 @@ RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
 
 
-def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` (same nodes, same breadth-first order) at about twice its speed: the scan's hottest loop."""
-    todo = deque([node])
-    pop, push, extend = todo.popleft, todo.append, todo.extend
-    while todo:
-        node = pop()
+def walk(root: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (same nodes, same breadth-first order) at about twice its speed: the scan's hottest loop, and
+    the one walk of the scanner (the project summary and the index dispatch on the nodes it yields).
+    The queue is a list the loop reads while it grows (no deque, no pops)."""
+    todo = [root]
+    push, extend, AST = todo.append, todo.extend, ast.AST
+    for node in todo:
         for name in node._fields:
             child = getattr(node, name, None)
-            if isinstance(child, list):
-                extend([c for c in child if isinstance(c, ast.AST)])
-            elif isinstance(child, ast.AST):
+            if child.__class__ is list:
+                extend([c for c in child if isinstance(c, AST)])
+            elif isinstance(child, AST):
                 push(child)
         yield node
 

@@ -10,7 +10,7 @@ classes and functions. Parsing uses :mod:`ast` only: user code is never imported
 from __future__ import annotations
 
 import ast
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -314,17 +314,8 @@ class ModuleIndex:
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
-        todo = deque([root])  # guards.walk inlined (same nodes, same order): the index's hottest loop
-        pop, push, extend = todo.popleft, todo.append, todo.extend
         loaded, Load = self.loaded, ast.Load
-        while todo:
-            node = pop()
-            for field in node._fields:
-                child = getattr(node, field, None)
-                if child.__class__ is list:
-                    extend([c for c in child if isinstance(c, ast.AST)])
-                elif isinstance(child, ast.AST):
-                    push(child)
+        for node in walk(root):
             kind = node.__class__
             if kind is ast.Name:
                 if node.ctx.__class__ is Load:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import os
-from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
@@ -103,16 +102,7 @@ class Project:
             in_main = _is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
             names = main_refs if in_main else own_names
-            todo = deque([stmt])  # guards.walk inlined (same nodes, same order): this loop sees every node
-            pop, push, extend = todo.popleft, todo.append, todo.extend
-            while todo:
-                node = pop()
-                for field in node._fields:
-                    child = getattr(node, field, None)
-                    if child.__class__ is list:
-                        extend([c for c in child if isinstance(c, ast.AST)])
-                    elif isinstance(child, ast.AST):
-                        push(child)
+            for node in walk(stmt):
                 kind = node.__class__
                 if kind is ast.Name:
                     if node.ctx.__class__ is ast.Load:
