@@ -387,3 +387,37 @@ def test_a_standalone_tool_beside_a_trainer_is_judged_on_its_own(tmp_path):
     facts = scan_paths([str(root)]).facts
     assert facts["scan.uses_distributed"] is True and facts["scan.missing-distributed-sampler"]
     assert not facts["scan.logging-from-all-ranks"], "a single-process tool's torch.save is not a per-rank write"
+
+
+def _project_with(tmp_path, overlay: str | None):
+    from troubleshooter.core.ruleset import load_rules
+    from troubleshooter.scan.patterns import patterns_for
+    from troubleshooter.scan.project import Project
+
+    extra = []
+    if overlay is not None:
+        (tmp_path / "scan").mkdir(parents=True)
+        (tmp_path / "scan" / "extra.yaml").write_text(overlay)
+        extra = [tmp_path]
+    return Project(patterns_for(load_rules(extra, only=("scan",))))
+
+
+LAYER = b"import torch.nn as nn\n\nclass Block(nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+def test_what_makes_a_module_worth_summarising_comes_from_the_rule_files(tmp_path):
+    shipped = _project_with(tmp_path / "a", None)
+    assert not shipped.relevant(LAYER)  # a layer definition tells the project nothing
+    for words in (b"dist.init_process_group('nccl')", b"if args.distributed:", b"from accelerate import Accelerator",
+                  b"if utils.is_primary(args):", b"LOCAL_RANK = int(os.environ['LOCAL_RANK'])",
+                  b"misc.setup_for_distributed(is_master)", b"builtins.print = print_on_rank0"):
+        assert shipped.relevant(LAYER + words), words
+    assert not shipped.relevant(LAYER + b"from myfw import Runner\nif am_i_the_boss(): pass\n")
+    grown = _project_with(tmp_path / "b", (
+        "frameworks:\n  myfw:\n    entry: [myfw.Runner]\n    handles: [missing-set-epoch]\n"
+        "main_process_patterns: ['^am_i_(the_)?boss$']\n"))
+    assert grown.relevant(LAYER + b"from myfw import Runner\n")  # a framework added in YAML only
+    assert grown.relevant(LAYER + b"if am_i_boss(): pass\n")  # a main-process pattern added in YAML only
+    assert not grown.relevant(LAYER)
+    open_ended = _project_with(tmp_path / "c", "rank_name_patterns: ['^worker_\\w+_index$']\n")
+    assert open_ended.relevant(LAYER)  # no word every match contains: no pre-filter, every module is summarised

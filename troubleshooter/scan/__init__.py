@@ -135,8 +135,8 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     on_path = project.distributed_path([m for m in parsed if not isinstance(m[2], SyntaxError)])
     helpers: list[str] = []
     for path, data, tree in parsed:
-        if not isinstance(tree, SyntaxError) and project.relevant(data) and (
-                on_path is None or project.key(path) in on_path):
+        if not isinstance(tree, SyntaxError) and (on_path is None or project.key(path) in on_path) and \
+                project.relevant(data):
             helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)

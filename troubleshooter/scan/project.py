@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, walk
 from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.patterns import Patterns
+
+try:  # the regular-expression parser (read to derive the words a rank-name pattern needs)
+    from re import _constants as _re_constants, _parser as _re_parser
+except ImportError:  # Python < 3.11
+    import sre_constants as _re_constants
+    import sre_parse as _re_parser
 
 # Statement kinds Project.add summarises besides names, attributes, calls and strings.
 _SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp,
@@ -30,11 +37,15 @@ _COMPOUND = {kind: fields for kind, fields in (
     (ast.FunctionDef, ("body",)), (ast.AsyncFunctionDef, ("body",)), (ast.ClassDef, ("body",)),
     (getattr(ast, "TryStar", None), ("body", "handlers", "orelse", "finalbody"))) if kind is not None}
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
-# Words without which a module tells the project nothing (see Project.relevant).
-RELEVANT_WORDS = tuple(w.encode() for w in (
-    "DistributedDataParallel", "init_process_group", "DistributedSampler", "distributed", "rank", "main_process",
-    "master", "primary", "accelerate", "lightning", "transformers", "deepspeed", "trl", "builtins", "__builtin__",
-    "stdout", "force=", "CUDA_VISIBLE_DEVICES", "__main__", "TorchTrainer", "prepare_model"))
+# Words of the checks Project.add makes itself rather than through a pattern list: ``builtins.print = ...``,
+# ``sys.stdout = ...``, ``print(..., force=True)``, ``os.environ["CUDA_VISIBLE_DEVICES"] = ...``, an entry point.
+_CODE_WORDS = (b"builtins", b"__builtin__", b"stdout", b"force=", b"CUDA_VISIBLE_DEVICES", b"__main__")
+# Pattern lists of names the summary reads (their last segments are the words to look for).
+_NAME_KEYS = ("ddp_wrappers", "init_process_group", "distributed_samplers", "print_silencers", "spawners",
+              "rank_names", "main_process_names", "rank_zero_decorators")
+# Pattern lists of regular expressions the summary reads (rank and main-process names).
+_REGEX_KEYS = ("rank_name_patterns", "main_process_patterns")
+_EXPANSION_LIMIT = 512  # strings a regular expression may be expanded to before it is given up on
 
 
 class Project:
@@ -54,7 +65,6 @@ class Project:
         self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
         self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
         self._framework_memo: dict[str, str | None] = {}  # qualified name -> framework it starts (_framework_of)
-        self._framework_packages: tuple[bytes, ...] | None = None  # their top-level packages (relevant)
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
@@ -74,14 +84,10 @@ class Project:
     def relevant(self, data: bytes) -> bool:
         """Cheap test on a module's bytes: can it tell the project anything (set-up, a framework, a rank guard,
         print silencing, an entry point)? A module that cannot (a layer definition) is not summarised."""
-        return any(word in data for word in RELEVANT_WORDS) or any(word in data for word in self._framework_words())
-
-    def _framework_words(self) -> tuple[bytes, ...]:
-        """The top-level packages of the frameworks in ``frameworks.yaml`` (``composer``, ``mmengine``...)."""
-        if self._framework_packages is None:
-            self._framework_packages = tuple(sorted({q.partition(".")[0].encode() for spec in self.P.frameworks.values()
-                                                     for q in (*spec["entry"], *spec["entry_prefixes"])} - {b""}))
-        return self._framework_packages
+        words, folded = _relevance_words(self.P)
+        if words is None:
+            return True
+        return any(word in data for word in words) or bool(folded) and any(word in data.lower() for word in folded)
 
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).
@@ -192,7 +198,7 @@ class Project:
         import. A standalone tool next to them (a checkpoint
         converter, a plotting script) is not: it is judged on its own, as if scanned alone (and costs no summary).
         None when no module may start distributed: then every module is summarised, as for any project."""
-        signs = self._start_signs()
+        signs = _start_signs(self.P)
         imports: dict[str, set[str]] = {}
         starts: set[str] = set()
         for path, data, tree in modules:
@@ -220,17 +226,6 @@ class Project:
                     path_set.add(target)
                     todo.append(target)
         return path_set
-
-    def _start_signs(self) -> tuple[tuple[bytes, ...], ...]:
-        """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
-        from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
-        a model from the ``transformers`` package starts nothing); any ``lightning``."""
-        P = self.P
-        signs = {(last(q),) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
-        for spec in P.frameworks.values():
-            signs |= {(q.partition(".")[0], last(q)) for q in spec.get("entry", ())}
-            signs |= {(q.partition(".")[0],) for q in spec.get("entry_prefixes", ())}
-        return tuple(tuple(word.encode() for word in sign) for sign in sorted(signs) if all(sign))
 
     @classmethod
     def of_index(cls, index) -> "Project":
@@ -353,6 +348,86 @@ class Project:
         own_main = key not in self._helpers and name in self._main_refs.get(key, ())
         return (name in self._own_names[key] or name in self._attr_refs or name in self._imported or own_main
                 or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
+
+
+@lru_cache(maxsize=8)
+def _start_signs(P: Patterns) -> tuple[tuple[bytes, ...], ...]:
+    """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
+    from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
+    a model from the ``transformers`` package starts nothing); any ``lightning``."""
+    signs = {(last(q),) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
+    for spec in P.frameworks.values():
+        signs |= {(q.partition(".")[0], last(q)) for q in spec.get("entry", ())}
+        signs |= {(q.partition(".")[0],) for q in spec.get("entry_prefixes", ())}
+    return tuple(tuple(word.encode() for word in sign) for sign in sorted(signs) if all(sign))
+
+
+@lru_cache(maxsize=8)
+def _relevance_words(P: Patterns) -> tuple[tuple[bytes, ...] | None, tuple[bytes, ...]]:
+    """What :meth:`Project.relevant` looks for, derived from the pattern files (a framework or a rank name added to
+    the YAML needs no change here): (words any of which makes a module relevant, the same compared case-folded).
+    They are the last segments of the names the summary reads, the strings every match of its regular expressions
+    contains, the words of a distributed flag (``args.distributed``), the frameworks' top-level packages
+    (``accelerate``, ``composer``), and the words of the summary's own checks. None for the words: no pre-filter (some
+    regular expression has no such strings)."""
+    words = {last(name) for key in _NAME_KEYS for name in getattr(P, key)} | set(P.distributed_flag_words)
+    packages = {q.partition(".")[0] for spec in P.frameworks.values() for q in
+                (*spec.get("entry", ()), *spec.get("entry_prefixes", ()))}
+    words |= packages - {""}
+    folded: set[str] = set()
+    for key in _REGEX_KEYS:
+        for rx in getattr(P, key):
+            found = _required_strings(rx)
+            if found is None:
+                return None, ()
+            if rx.flags & re.IGNORECASE:
+                folded.update(w.lower() for w in found)
+            else:
+                words.update(found)
+    encoded = {w.encode() for w in words} | set(_CODE_WORDS)
+    return _shortest(encoded), _shortest({w.encode() for w in folded})
+
+
+def _shortest(words: set[bytes]) -> tuple[bytes, ...]:
+    """The words not containing another one (finding ``rank`` is enough; ``local_rank`` adds nothing)."""
+    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
+def _required_strings(rx: re.Pattern) -> set[str] | None:
+    """Strings one of which every match of ``rx`` contains: all the strings it matches, when they are few
+    (``^is_(local_)?(main|primary)$`` -> is_main, is_local_main, ...). None when there are too many or
+    when it repeats or matches classes of characters (no such short list)."""
+    try:
+        found = _expand(_re_parser.parse(rx.pattern, rx.flags))
+    except (re.error, TypeError, ValueError, AttributeError):
+        return None
+    return None if found is None or "" in found else found
+
+
+def _expand(items) -> set[str] | None:
+    """Every string a parsed regular expression matches, or None (a repeat, a character class, a scoped flag)."""
+    out = {""}
+    for op, arg in items:
+        if op is _re_constants.LITERAL:
+            options = {chr(arg)}
+        elif op is _re_constants.AT:
+            options = {""}  # an anchor matches no text
+        elif op is _re_constants.SUBPATTERN:
+            options = None if arg[1] or arg[2] else _expand(arg[-1])  # ``(?i:...)`` would need folding
+        elif op is _re_constants.BRANCH:
+            branches = [_expand(b) for b in arg[1]]
+            options = None if any(b is None for b in branches) else set().union(*branches)
+        elif op in (_re_constants.MAX_REPEAT, _re_constants.MIN_REPEAT) and arg[:2] in ((0, 1), (1, 1)):
+            inner = _expand(arg[2])
+            options = None if inner is None else inner | {""} if arg[0] == 0 else inner
+        else:
+            return None
+        if options is None:
+            return None
+        out = {a + b for a in out for b in options}
+        if len(out) > _EXPANSION_LIMIT:
+            return None
+    return out
 
 
 def _in_code(data: bytes, word: bytes) -> bool:
