@@ -31,6 +31,9 @@ GPU_ARCH = [
     "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
     'ERROR："hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
     "RuntimeError: HIP error: invalid device function",
+    # an extension built for this GPU by a toolkit that cannot target it
+    "nvcc fatal   : Unsupported gpu architecture 'compute_89'",
+    "nvrtc: error: invalid value for --gpu-architecture (-arch)",
 ]
 
 
@@ -87,6 +90,9 @@ NATIVE_CRASH = [
     "段错误 (核心已转储)",
     "段错误（核心已转储）",
     "已放弃 (核心已转储)",
+    "double free or corruption (!prev)",
+    "free(): invalid pointer",
+    "munmap_chunk(): invalid pointer",
 ]
 
 # GPU memory exhausted, CUDA and ROCm builds, old and new torch wordings.
@@ -136,6 +142,13 @@ HOST_KILL = [
     "  1%|█▏ | 21/1423 [00:02<02:09, 10.81it/s]已杀死",
     "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
     "RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.",
+    "srun: error: ramses16304: task 0: Killed",
+    # the scheduler's own memory enforcement: SLURM (old and new), PBS, LSF
+    "slurmstepd: error: Job 8430179 exceeded memory limit (10442128 > 10240000), being killed",
+    "slurmstepd: error: Exceeded job memory limit",
+    "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.0. Some of your processes may have been killed by the cgroup out-of-memory handler.",
+    "=>> PBS: job killed: mem 2097152kb exceeded limit 1048576kb",
+    "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
 ]
 
 
@@ -171,3 +184,54 @@ def test_more_gpus_requested_than_visible_is_not_no_gpu_at_all(rules):
     root, _ = _report(rules, "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]\n"
                              " But your machine only has: [0]")
     assert root == "local-rank-exceeds-devices"
+
+
+# An op mixing devices, torch 1.x to 2.x wordings.
+DEVICE_MISMATCH = [
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    "RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+    "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+    "RuntimeError: Expected object of device type cuda but got device type cpu for argument #3 'weight' in call to "
+    "_thnn_nll_loss_forward",
+    "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+    "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cpu and parameter "
+    "tensor at cuda:0",
+    "RuntimeError: No backend type associated with device type cpu",
+]
+
+# The scheduler's wall-time limit, in SLURM's, PBS's and LSF's words.
+TIME_LIMIT = [
+    "slurmstepd: error: *** STEP 32233190.0 ON host1 CANCELLED AT 2020-07-03T02:59:56 DUE TO TIME LIMIT ***",
+    "=>> PBS: job killed: walltime 3611 exceeded limit 3600",
+    "TERM_RUNLIMIT: job killed after reaching LSF run time limit.",
+]
+
+
+@pytest.mark.parametrize(("line", "finding"), [(line, "device-mismatch") for line in DEVICE_MISMATCH]
+                         + [(line, "scheduler-time-limit") for line in TIME_LIMIT])
+def test_device_and_time_limit_wordings(rules, line, finding):
+    root, shown_ids = _report(rules, line)
+    assert (root, shown_ids[0]) == (finding, finding)
+
+
+def test_the_kill_after_a_time_limit_is_the_time_limit_whichever_line_comes_first(rules):
+    for text in ("srun: error: n1: task 0: Killed\n"
+                 "slurmstepd: error: *** JOB 14 ON n1 CANCELLED AT 2015-06-30T04:08:07 DUE TO TIME LIMIT ***",
+                 "=>> PBS: job killed: walltime 117 exceeded limit 90\nmpirun noticed that process rank 0 with PID 0 "
+                 "on node n1 exited on signal 9 (Killed)."):
+        root, _ = _report(rules, text)
+        assert root == "scheduler-time-limit"
+
+
+def test_an_extension_build_that_cannot_target_the_gpu_is_not_a_missing_tool(rules):
+    facts = analyse(rules, """
+[1/3] /usr/local/cuda/bin/nvcc -DTORCH_EXTENSION_NAME=fused_adam -c multi_tensor_adam.cu -o multi_tensor_adam.cuda.o
+FAILED: multi_tensor_adam.cuda.o
+nvcc fatal   : Unsupported gpu architecture 'compute_120a'
+ninja: build stopped: subcommand failed.
+RuntimeError: Error building extension 'fused_adam'
+""")
+    assert shown(rules, facts) == ["gpu-arch-unsupported"]
+    # without the architecture line the same failure stays a build-tool problem
+    facts = analyse(rules, "RuntimeError: Error building extension 'fused_adam'\n")
+    assert shown(rules, facts) == ["tool-missing"]
