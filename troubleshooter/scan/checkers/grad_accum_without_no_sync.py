@@ -19,7 +19,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
 
     def check(self, m):
         wrappers = wrapped_models(m)
-        if not wrappers or m.methods("accumulate") or any("require_backward_grad_sync" in n for n in m.loaded):
+        if not wrappers or any(m.methods(name) for name in m.P.gradient_sync_skippers) or any(
+                "require_backward_grad_sync" in n for n in m.loaded):
             return
         model = next(iter(wrappers))
         no_sync = m.methods("no_sync")
