@@ -90,6 +90,13 @@ NATIVE_CRASH = [
     "段错误 (核心已转储)",
     "段错误（核心已转储）",
     "已放弃 (核心已转储)",
+    # without a core dump: bash's job line, the bare words (macOS adds ": 11"), zsh
+    "./run_gui.sh: line 39: 332245 Segmentation fault      python3 \"$PROJECT_DIR/app/main.py\"",
+    "Segmentation fault",
+    "Segmentation fault: 11",
+    "zsh: segmentation fault  python train.py",
+    "mpirun noticed that process rank 1 with PID 0 on node n1 exited on signal 11 (Segmentation fault).",
+    "Process finished with exit code -1073741819 (0xC0000005)",
     "double free or corruption (!prev)",
     "free(): invalid pointer",
     "munmap_chunk(): invalid pointer",
@@ -235,3 +242,17 @@ RuntimeError: Error building extension 'fused_adam'
     # without the architecture line the same failure stays a build-tool problem
     facts = analyse(rules, "RuntimeError: Error building extension 'fused_adam'\n")
     assert shown(rules, facts) == ["tool-missing"]
+
+
+@pytest.mark.parametrize("line", ["Bus error (core dumped)", "Bus error", "srun: error: node7: task 2: Bus error",
+                                  "torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal SIGBUS"])
+def test_sigbus_in_any_words_is_shared_memory(rules, line):
+    root, _ = _report(rules, line)
+    assert root == "shm-too-small"
+
+
+@pytest.mark.parametrize("line", ["Segmentation faults are reported below", "the job was Aborted by the user at step 5",
+                                  "INFO: Illegal instruction counters: 0"])
+def test_the_words_inside_prose_are_not_a_crash(rules, line):
+    root, shown_ids = _report(rules, line)
+    assert root != "native-crash" and "native-crash" not in shown_ids
