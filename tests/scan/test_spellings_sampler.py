@@ -102,3 +102,70 @@ def test_framework_sampler_near_misses(tmp_path, imports, sampler, options):
     code = LIGHTNING.format(imports=imports, sampler=sampler, shuffle="sampler is None" if "Dist" in sampler else "True",
                             options=options)
     assert ID not in scan_ids(tmp_path, code)
+
+
+ACCELERATOR = '''
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+class Accelerator:
+    def __init__(self):
+        dist.init_process_group("nccl")
+        self.rank = int(os.environ.get("LOCAL_RANK", 0))
+        torch.cuda.set_device(self.rank)
+
+    def prepare(self, *objs):
+        out = []
+        for obj in objs:
+            if isinstance(obj, torch.nn.Module):
+                obj = DistributedDataParallel(obj.cuda(), device_ids=[self.rank])
+{loader_branch}
+            out.append(obj)
+        return out
+'''
+
+TRAIN = '''
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from myacc import Accelerator
+
+
+
+def main():
+    accelerator = Accelerator()
+    model = nn.Linear(10, 2)
+    optimizer = torch.optim.AdamW(model.parameters())
+    loader = DataLoader(TensorDataset(torch.randn(100, 10)), batch_size=8, shuffle=True)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for epoch in range(3):
+        for (x,) in loader:
+            optimizer.zero_grad()
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+SHARDS = ('            elif isinstance(obj, DataLoader):\n'
+          '                obj = DataLoader(obj.dataset, batch_size=obj.batch_size, sampler=DistributedSampler(obj.dataset))')
+
+
+@pytest.mark.parametrize("loader_branch, found", [
+    ("            pass", True),  # the hand-written prepare() only wraps the model: the loader comes back unsharded
+    (SHARDS, False),  # it rebuilds the loader with a DistributedSampler
+])
+def test_hand_written_accelerator_in_a_local_module(tmp_path, loader_branch, found):
+    from troubleshooter.scan import scan_paths
+
+    (tmp_path / "myacc.py").write_text(ACCELERATOR.format(loader_branch=loader_branch), encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    for paths in ([str(tmp_path / "train.py")], [str(tmp_path)]):
+        assert (ID in scan_paths(paths).hits) is found

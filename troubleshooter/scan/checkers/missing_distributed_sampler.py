@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import os
+from functools import lru_cache
+from pathlib import Path
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
     contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, truthy_literal,
 )
-from troubleshooter.scan.model import const, dotted
+from troubleshooter.scan.model import const, dotted, last
 
 
 class MissingDistributedSamplerChecker(Checker):
@@ -180,7 +183,7 @@ def _shards(m, site) -> bool:
         return False
     callee = local_callee(m, site)
     if callee is None:
-        return True
+        return _foreign_method_shards(m, site)
     seen, todo = {id(callee)}, [callee]
     while todo:  # the method, and the local functions it calls
         for inner in m.sites_in(todo.pop().node):
@@ -192,6 +195,43 @@ def _shards(m, site) -> bool:
                 seen.add(id(further))
                 todo.append(further)
     return False
+
+
+def _foreign_method_shards(m, site) -> bool:
+    """``accelerator.prepare(...)`` on an object of a class from a local module of the project (a hand-written
+    accelerator in ``utils.py``): that method shards loaders only if it builds a sampler or a loader, or calls a
+    sharder itself. True when it cannot be read (a library's class, a file not found)."""
+    binding = m.binding(site.recv, site.line, site.ctx.func) if site.recv and "." not in site.recv else None
+    made = m.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
+    module, _, cls = made.name.rpartition(".") if made is not None and made.name else ("", "", "")
+    local = m.project.local_modules if m.project is not None else ()
+    if not module or module not in local:
+        return True
+    method = _method_in_module(os.path.dirname(m.path), module, cls, site.method)
+    if method is None:
+        return True
+    words = {last(n) for n in (*m.P.distributed_samplers, *m.P.dataloaders, *m.P.loader_sharders)}
+    return any(isinstance(n, ast.Call) and last(dotted(n.func) or "") in words for n in ast.walk(method))
+
+
+@lru_cache(maxsize=64)
+def _parsed(path: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(path).read_bytes(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _method_in_module(folder: str, module: str, cls: str, method: str) -> ast.AST | None:
+    """The ``def method`` of ``class cls`` in the project file ``module`` names (beside the scanned file)."""
+    base = os.path.join(folder, *module.split("."))
+    path = next((f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)), None)
+    tree = _parsed(path) if path else None
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return next((f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and f.name == method), None)
+    return None
 
 
 def _local_sampler_made(m, value: ast.AST) -> str | None:
