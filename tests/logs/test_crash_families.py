@@ -134,6 +134,9 @@ LIBRARY_MISMATCH = [
     "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
     "ImportError: /usr/local/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclAlltoAll",
     "RuntimeError: CUDA driver version is insufficient for CUDA runtime version",
+    "AttributeError: module 'torch.distributed' has no attribute '_all_gather_base'",
+    "AttributeError: module 'torch.distributed' has no attribute 'device_mesh'",
+    "TypeError: init_process_group() got an unexpected keyword argument 'device_id'",
     "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
     "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW",
 ]
@@ -256,3 +259,9 @@ def test_sigbus_in_any_words_is_shared_memory(rules, line):
 def test_the_words_inside_prose_are_not_a_crash(rules, line):
     root, shown_ids = _report(rules, line)
     assert root != "native-crash" and "native-crash" not in shown_ids
+
+
+@pytest.mark.parametrize("name", ["init_process_group", "is_initialized", "ReduceOp", "get_rank"])
+def test_a_torch_without_distributed_lacks_even_its_oldest_names(rules, name):
+    root, _ = _report(rules, f"AttributeError: module 'torch.distributed' has no attribute '{name}'")
+    assert root == "backend-unavailable"
