@@ -116,3 +116,43 @@ def test_nccl_peer_connect_failure_with_a_bridge_interface_is_the_interface(rule
 def test_real_file_read_whole_agrees_with_the_streaming_read(rules):
     text = TOPOLOGY_FILE[0]
     assert (analyse(rules, text).get("log.root_cause") or {}).get("id") == "nccl-topology-file-mismatch"
+
+
+LONG_PHASE_BARS = [
+    "Running tokenizer on dataset:  88%|########8 | 383700/433643 [29:55<03:25, 2432.70 examples/s]",
+    "Preparing test set...:  46%|####6     | 31/67 [28:40<35:12, 58.67s/it]",
+    "Map (num_proc=64):  57%|#####7    | 76602/135065 [30:00<21:21, 45.61 examples/s]",
+]
+STORE_WAIT_TIMEOUTS = [
+    # torch 1.x: a bare store timeout, which alone reads as an unreachable store
+    "RuntimeError: Socket Timeout",
+    # torch 2.x: the key that never came, and c10d's socket-level line before it
+    "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0",
+    "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
+    "addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+    # the NCCL unique-id wait
+    "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+    "store by key '0', but store->get('0') got error: Socket Timeout",
+]
+
+
+@pytest.mark.parametrize("bar", LONG_PHASE_BARS)
+@pytest.mark.parametrize("error", STORE_WAIT_TIMEOUTS)
+def test_a_store_wait_timing_out_after_a_30_minute_phase_is_the_timeout(rules, bar, error):
+    """One rank's own phase (tokenising, preparing data) ran as long as the default timeout: the others gave up."""
+    text = bar + "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n" + error + "\n"
+    root, ids = _report(rules, text)
+    assert root == "collective-timeout" and ids[0] == "collective-timeout", ids
+    assert "uneven-last-batch" not in ids  # a 30-minute preprocessing bar is not an epoch that stalled at its end
+
+
+def test_a_bare_socket_timeout_without_a_long_phase_is_still_the_store_connection(rules):
+    text = "Running tokenizer on dataset:  10%|#         | 1000/10000 [02:10<19:30, 7.69 examples/s]\nRuntimeError: Socket Timeout\n"
+    assert _report(rules, text)[0] == "network-unreachable"
+
+
+def test_a_healthy_run_with_a_30_minute_progress_bar_stays_clean(rules):
+    text = ("Running tokenizer on dataset: 100%|##########| 433643/433643 [30:12<00:00, 2392.10 examples/s]\n"
+            "{'loss': 1.7157, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
+            "  5%|5         | 500/10000 [30:01<9:30:00, 3.60s/it]\n")
+    assert _report(rules, text) == (None, [])
