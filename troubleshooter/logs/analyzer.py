@@ -131,29 +131,35 @@ class LogAnalyzer:
         return self._line(line.rstrip("\r\n"), payloads, path, self._line_no[path])
 
     def feed_file(self, stream: IO[bytes], path: str) -> None:
-        """Analyse a whole binary stream; only lines the prefilter flags are decoded."""
+        """Analyse a whole binary stream; only lines the prefilter flags are decoded. Each block read is
+        appended to the previous one's unfinished line and cut at its last newline in place (a
+        bytearray): the chunk is copied once."""
         self._note_file(path)
-        carry, cut_short = b"", False
+        carry, cut_short = bytearray(), False
         while True:
             block = stream.read(CHUNK)
             if not block:
                 break
-            data = carry + block
+            data, carry = carry, bytearray()
+            data += block
             cut = data.rfind(b"\n") + 1
             if cut == 0 and len(data) > MAX_LINE:  # an over-long line: analysed in pieces, counted once
-                self._chunk(data + b"\n", path)
+                data += b"\n"
+                self._chunk(data, path)
                 self._line_no[path] -= 1
                 self._seq -= 1
-                carry, cut_short = b"", True
+                cut_short = True
                 continue
-            data, carry = data[:cut], data[cut:]
+            carry = data[cut:]
+            del data[cut:]
             if data:
                 self.symptoms.observe(path, data)
                 self._chunk(data, path)
                 cut_short = False
         if carry:
-            self.symptoms.observe(path, carry + b"\n")
-            self._chunk(carry + b"\n", path)
+            carry += b"\n"
+            self.symptoms.observe(path, carry)
+            self._chunk(carry, path)
         elif cut_short:
             self._line_no[path] += 1
             self._seq += 1

@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - Python 3.9/3.10
 
 MIN_ANCHOR = 3
 MAX_ANCHOR = 12
+SPECIFIC = 12       # a literal this long is a message of its own: preferred to a shorter one with rarer bytes
 HEAD = 1 << 16      # bytes of a chunk scanned with every piece before presence pieces seen there are dropped
 MAX_REDUCED = 16    # cached scanners without some presence anchors
 RE2_MEMORY = 64 << 20  # RE2's budget for its automaton (allocated as states are reached)
@@ -61,11 +62,14 @@ def _rarity(literal: str) -> float:
 
 
 def _best(candidates: list[list[str]]) -> list[str] | None:
-    """Prefer literals of 6+ characters, then fewer alternatives, then a rarer byte, then length."""
+    """Prefer literals of 6+ characters, then fewer alternatives, then :data:`SPECIFIC` length, then a
+    rarer byte, then length. Rare bytes alone mislead on the words every line of a kind repeats
+    (``NET/IB`` is on each rank's NCCL start-up, ``Got completion`` only in its error)."""
     good = [c for c in candidates if c and min(map(len, c)) >= MIN_ANCHOR]
     if not good:
         return None
-    return max(good, key=lambda c: (min(map(len, c)) >= 6, -len(c), -max(map(_rarity, c)), min(map(len, c))))
+    return max(good, key=lambda c: (min(map(len, c)) >= 6, -len(c), min(map(len, c)) >= SPECIFIC,
+                                    -max(map(_rarity, c)), min(map(len, c))))
 
 
 def _literals(items: Iterable) -> list[str] | None:
@@ -268,7 +272,7 @@ class _Re2Scanner(_Scanner):
             start, stop = self._span(chunk, pos, limit)
             if start < 0 or start >= end:
                 return
-            key = chunk[start:stop]
+            key = bytes(chunk[start:stop])
             yield start, self.payload[key], key
             pos = start + 1  # anchors may overlap
 
