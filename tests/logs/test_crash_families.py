@@ -265,3 +265,23 @@ def test_the_words_inside_prose_are_not_a_crash(rules, line):
 def test_a_torch_without_distributed_lacks_even_its_oldest_names(rules, name):
     root, _ = _report(rules, f"AttributeError: module 'torch.distributed' has no attribute '{name}'")
     assert root == "backend-unavailable"
+
+
+def test_gpu_memory_running_out_inside_the_process_group_set_up_is_the_device_not_set(rules):
+    facts = analyse(rules, """
+Traceback (most recent call last):
+  File "/w/trainer_ddp.py", line 160, in initialize
+    distributed.barrier()
+  File "/usr/lib/python3.7/site-packages/torch/distributed/distributed_c10d.py", line 2420, in barrier
+    work = default_pg.barrier(opts=opts)
+RuntimeError: CUDA error: out of memory
+""")
+    assert facts["log.root_cause"]["id"] == "missing-set-device"
+    # the same error in a training step is memory
+    facts = analyse(rules, """
+Traceback (most recent call last):
+  File "/w/train.py", line 88, in train_step
+    loss = model(batch).sum()
+RuntimeError: CUDA error: out of memory
+""")
+    assert facts["log.root_cause"]["id"] == "out-of-memory"
