@@ -123,3 +123,35 @@ def test_a_write_under_a_file_lock_is_one_writer_at_a_time(tmp_path):
         assert not _hits(tmp_path, LOCKED.format(imports=imports, lock=lock)), lock
     unlocked = LOCKED.format(imports="import contextlib", lock="contextlib.nullcontext")
     assert _warned(tmp_path, unlocked)
+
+
+RUN = HEAD + '''
+import wandb
+{start}
+for step in range(10):
+    loss = model(torch.randn(4, 8).cuda()).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+{log}
+'''
+
+
+def _lines(tmp_path: Path, code: str) -> set[int]:
+    return {h["line"] for h in _hits(tmp_path, code)}
+
+
+def test_run_bound_tracker_calls_follow_where_the_run_started(tmp_path):
+    log = "    wandb.log({'loss': loss.item()})"
+    for start in ("if dist.get_rank() == 0:\n    wandb.init(project='p')",
+                  "wandb.init(project='p') if dist.get_rank() == 0 else None"):
+        assert not _hits(tmp_path, RUN.format(start=start, log=log)), start
+    for guarded in ("    if wandb.run is not None:\n        wandb.log({'loss': loss.item()})",
+                    "    if wandb.run:\n        wandb.log({'loss': loss.item()})"):
+        assert not _hits(tmp_path, RUN.format(start="", log=guarded)), guarded
+    # started on every rank: one warning, at the start
+    code = RUN.format(start="wandb.init(project='p')", log=log)
+    assert _lines(tmp_path, code) == {code.splitlines().index("wandb.init(project='p')") + 1}
+    assert _warned(tmp_path, code)
+    # no start in this module and no run test: the log itself is what we see
+    assert _warned(tmp_path, RUN.format(start="", log=log))

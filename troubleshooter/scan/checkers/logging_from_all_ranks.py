@@ -31,6 +31,8 @@ class LoggingFromAllRanksChecker(Checker):
             if site.name in P.tracker_calls:
                 if site.name == "wandb.init" and site.kw("group") is not None:
                     continue
+                if site.name in P.run_bound_tracker_calls and self._run_judged_elsewhere(m, site):
+                    continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
                 if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
@@ -57,6 +59,15 @@ class LoggingFromAllRanksChecker(Checker):
     def _in_training_loop(m, site) -> bool:
         """The innermost loop around the call steps an optimizer (a per-step line, not a per-epoch one)."""
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
+
+    @staticmethod
+    def _run_judged_elsewhere(m, site) -> bool:
+        """``wandb.log`` acts on the run this process started: under ``if wandb.run is not None:``, or in a module
+        whose run starts (``wandb.init``) are all on rank 0, it logs once; where a start runs on every rank, that
+        start is the warning (one cause, one warning)."""
+        if any(dotted(n) in m.P.active_run_names for test in _enclosing_tests(m, site) for n in ast.walk(test)):
+            return True
+        return bool(m.calls_named(m.P.tracker_run_starters))
 
     @staticmethod
     def _on_error_path(site) -> bool:
@@ -126,6 +137,14 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
                     if b is not None and all(b.value is not seen for seen in found)]
         found.extend(frontier)
     return found
+
+
+def _enclosing_tests(m, site) -> list[ast.AST]:
+    """The tests of the ``if`` statements (and conditional expressions) around a call in its function."""
+    scope = site.ctx.func.node if site.ctx.func is not None else m.tree
+    return [node.test for node in ast.walk(scope) if isinstance(node, (ast.If, ast.IfExp))
+            and any(contains(stmt, site.node) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
+                    + ([node.orelse] if isinstance(node, ast.IfExp) else node.orelse))]
 
 
 CHECKER = LoggingFromAllRanksChecker()
