@@ -421,3 +421,29 @@ def test_what_makes_a_module_worth_summarising_comes_from_the_rule_files(tmp_pat
     assert not grown.relevant(LAYER)
     open_ended = _project_with(tmp_path / "c", "rank_name_patterns: ['^worker_\\w+_index$']\n")
     assert open_ended.relevant(LAYER)  # no word every match contains: no pre-filter, every module is summarised
+
+
+def test_file_lookups_belong_to_one_scan(tmp_path):
+    """A helper module created between two scans is found by the second one (no lookup outlives its scan), and a
+    file scanned alone in the middle of a directory scan does not reset the directory scan's lookups."""
+    train = ("import torch\nfrom torch.utils.data import DataLoader\nimport dist_util\n"
+             "def main(data, model, opt):\n    dist_util.setup()\n"
+             "    loader = DataLoader(data, batch_size=8, shuffle=True)\n"
+             "    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n"
+             "if __name__ == '__main__':\n    main(None, None, None)\n")
+    root = _write(tmp_path, {"train.py": train})
+    assert scan_paths([str(root / "train.py")]).facts["scan.uses_distributed"] is False
+    _write(tmp_path, {"dist_util.py": DDP_HEAD + "def setup():\n    dist.init_process_group('nccl')\n"})
+    facts = scan_paths([str(root / "train.py")]).facts
+    assert facts["scan.uses_distributed"] is True and facts["scan.missing-distributed-sampler"]
+
+    from troubleshooter.scan import shipped_patterns
+    from troubleshooter.scan.project import Project
+    from troubleshooter.scan.runner import FileScanner
+    from troubleshooter.scan.checkers import all_checkers
+
+    project = Project(shipped_patterns())
+    key = project.key(str(root / "train.py"))
+    lookups = dict(project.files._real)
+    FileScanner(all_checkers(), shipped_patterns()).scan(str(root / "dist_util.py"), (root / "dist_util.py").read_bytes())
+    assert project.files._real == lookups and project.key(str(root / "train.py")) == key

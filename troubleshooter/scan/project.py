@@ -64,7 +64,6 @@ class Project:
         self._imported: set[str] = set()  # names some module imports by name (``from utils import save``)
         self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
         self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
-        self._framework_memo: dict[str, str | None] = {}  # qualified name -> framework it starts (_framework_of)
         self.classes: set[str] = set()  # classes defined in the project's modules
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
@@ -75,10 +74,7 @@ class Project:
         self.declined: set[str] = set()  # finding ids a framework was told not to handle (replace_sampler_ddp=False)
         self._seen: set[str] = set()
         self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
-        _is_file.cache_clear()  # the file-system lookups are cached for one scan only
-        _real.cache_clear()
-        _resolve_one.cache_clear()
-        _is_dir.cache_clear()
+        self.files = FileLookups()  # this scan's file-system lookups (cached while the scan runs)
 
     # ---- building ---------------------------------------------------------------------------
     def relevant(self, data: bytes) -> bool:
@@ -92,7 +88,7 @@ class Project:
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).
         ``keep_nodes``: remember the nodes the index built next needs (not for a helper that is only read)."""
-        key = _key(path, tree)
+        key = self.files.key(path, tree)
         if key in self._seen:
             return []
         self._seen.add(key)
@@ -154,7 +150,7 @@ class Project:
                         text = dotted(base) or ""
                         head, dot, rest = text.partition(".")
                         qual = aliases.get(head, head) + dot + rest if head else ""
-                        framework = self._framework_of(qual)
+                        framework = _framework_of(self.P, qual)
                         if framework:
                             aliases[node.name] = qual
                             self._framework_classes[node.name] = framework
@@ -185,11 +181,11 @@ class Project:
         self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
             return []
-        found = _resolve(Path(path), imported)
+        found = self.files.resolve(path, imported)
         helpers = [p for _, p in found]
         self.local_modules.update(module for module, _ in found)
-        self._helpers.update(_real(str(p)) for p in helpers)
-        return [p for p in helpers if _real(str(p)) not in self._seen]
+        self._helpers.update(self.files.real(p) for p in helpers)
+        return [p for p in helpers if self.files.real(p) not in self._seen]
 
     def distributed_path(self, modules: list[tuple[str, bytes, ast.Module]]) -> set[str] | None:
         """The scanned modules that run in a distributed process, found before any full walk: those whose bytes may
@@ -202,8 +198,8 @@ class Project:
         imports: dict[str, set[str]] = {}
         starts: set[str] = set()
         for path, data, tree in modules:
-            key = _key(path, tree)
-            imports[key] = {_real(str(p)) for _, p in _resolve(Path(path), _statement_imports(tree))}
+            key = self.files.key(path, tree)
+            imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree))}
             if any(all(_in_code(data, word) for word in sign) for sign in signs):
                 starts.add(key)
         for target in {t for targets in imports.values() for t in targets} - imports.keys():
@@ -237,7 +233,7 @@ class Project:
         project.classes = set(index.classes)
         project.has_entry = any(_is_entry(stmt) for stmt in index.tree.body)
         subclasses = {name: index.qual(base) for name, cls in index.classes.items() for base in cls.bases
-                      if project._framework_of(index.qual(base))}
+                      if _framework_of(project.P, index.qual(base))}
         for site in index.calls:
             project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
         return project
@@ -257,7 +253,7 @@ class Project:
             self.logging_by_rank = True  # setup_logger(output, distributed_rank=rank): per-rank log set-up
         if qual in P.ddp_wrappers or qual in P.init_process_group or qual in P.distributed_samplers:
             self.raw_distributed = True
-        framework = self._framework_of(qual)
+        framework = _framework_of(P, qual)
         if framework:
             self.frameworks.add(framework)
             self.declined |= {ident for k in node.keywords if k.arg and _const(k.value, default=...) is False
@@ -279,21 +275,9 @@ class Project:
             isinstance(sub, ast.Call) and _called_name(sub) in self.P.log_output_setup
             for stmt in [*node.body, *node.orelse] for sub in walk(stmt))
 
-    def _framework_of(self, qual: str) -> str | None:
-        """The framework a qualified name starts (``transformers.Trainer`` -> hf-trainer), if any."""
-        if qual in self._framework_memo:
-            return self._framework_memo[qual]
-        found = None
-        for framework, spec in self.P.frameworks.items():
-            if qual in spec["entry"] or any(qual.startswith(m) for m in spec["entry_prefixes"]):
-                found = framework
-                break
-        self._framework_memo[qual] = found
-        return found
-
     def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
         """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""
-        if _key(path, None) in self._seen:
+        if self.files.key(path) in self._seen:
             return
         try:
             data = Path(path).read_bytes()
@@ -321,18 +305,17 @@ class Project:
         summarised (found in its one walk), else None."""
         return self._parts.get(id(tree))
 
-    @staticmethod
-    def key(path: str) -> str:
+    def key(self, path: str) -> str:
         """The key of a module file (its resolved path)."""
-        return _key(path, None)
+        return self.files.key(path)
 
     def knows(self, path: str) -> bool:
         """True for a module this project has summarised."""
-        return _key(path, None) in self._own_names
+        return self.files.key(path) in self._own_names
 
     def is_helper(self, path: str) -> bool:
         """True for a module another module of the project imports (its ``__main__`` block does not run)."""
-        return bool(path) and _real(path) in self._helpers
+        return bool(path) and self.files.real(path) in self._helpers
 
     def is_called(self, name: str, module: str | None = None) -> bool:
         """False only for a function nothing in the project calls or names (when the project runs something).
@@ -341,7 +324,7 @@ class Project:
         another module (``save_checkpoint`` in both ``main_accelerate.py`` and ``utils.py``) does not reach it."""
         if not self.has_entry or self.P.matches("implicit_callees", name):
             return True
-        key = _key(module, None) if module else None
+        key = self.files.key(module) if module else None
         if key is None or key not in self._own_names or self._star_import:
             return name in self.referenced or any(
                 name in refs for k, refs in self._main_refs.items() if k not in self._helpers)
@@ -459,16 +442,6 @@ def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
     return out
 
 
-def _key(path: str, tree: ast.Module | None) -> str:
-    return _real(path) if path else f"<{id(tree)}>"
-
-
-@lru_cache(maxsize=65536)
-def _real(path: str) -> str:
-    """The resolved absolute path (symbolic links followed): one module, one key (cached for one scan)."""
-    return str(Path(path).resolve())
-
-
 def _called_name(call: ast.Call) -> str:
     """The last part of what a call calls: ``setLevel`` in ``logging.getLogger().setLevel(...)``."""
     return call.func.attr if isinstance(call.func, ast.Attribute) else last(dotted(call.func))
@@ -484,41 +457,77 @@ def _is_entry(stmt: ast.stmt) -> bool:
     return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
-def _resolve(path: Path, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
-    """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
-    folder = os.path.dirname(str(path))
-    out: list[tuple[str, Path]] = []
-    seen = {str(path)}
-    for module, level in imported:
-        found = _resolve_one(folder, module, level) if module else None
-        if found is not None and found not in seen:
-            seen.add(found)
-            out.append((module, Path(found)))
-    return out
-
-
 @lru_cache(maxsize=65536)
-def _resolve_one(folder: str, module: str, level: int) -> str | None:
-    """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local (cached
-    for one scan: the files of a folder import the same modules)."""
-    parents = [folder]
-    for _ in range(2):
-        parents.append(os.path.dirname(parents[-1]))
-    parts = module.split(".")
-    for base in [parents[min(level - 1, 2)]] if level else parents:
-        if not _is_dir(base) or not (_is_dir(os.path.join(base, parts[0]))
-                                     or _is_file(os.path.join(base, parts[0] + ".py"))):
-            continue  # cheap: the first part is not here
-        candidate = os.path.join(base, *parts)
-        return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if _is_file(f)), None)
+def _framework_of(P: Patterns, qual: str) -> str | None:
+    """The framework a qualified name starts (``transformers.Trainer`` -> hf-trainer), if any."""
+    for framework, spec in P.frameworks.items():
+        if qual in spec["entry"] or any(qual.startswith(m) for m in spec["entry_prefixes"]):
+            return framework
     return None
 
 
-@lru_cache(maxsize=65536)
-def _is_file(path: str) -> bool:
-    return os.path.isfile(path)
+class FileLookups:
+    """The file-system lookups of one scan, each made once: the files of a folder import the same modules, and a
+    module's key (its resolved path) is asked for again and again. Each Project has its own (one per scan)."""
 
+    def __init__(self):
+        self._real: dict[str, str] = {}
+        self._found: dict[tuple[str, str, int], str | None] = {}
+        self._is_file: dict[str, bool] = {}
+        self._is_dir: dict[str, bool] = {}
 
-@lru_cache(maxsize=65536)
-def _is_dir(path: str) -> bool:
-    return os.path.isdir(path)
+    def key(self, path: str, tree: ast.Module | None = None) -> str:
+        """The key of a module: its resolved path, or the tree's identity for a module without a file."""
+        return self.real(path) if path else f"<{id(tree)}>"
+
+    def real(self, path: str | Path) -> str:
+        """The resolved absolute path (symbolic links followed): one module, one key."""
+        path = str(path)
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = os.path.realpath(path)
+        return found
+
+    def resolve(self, path: str, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
+        """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
+        folder = os.path.dirname(str(path))
+        out: list[tuple[str, Path]] = []
+        seen = {str(path)}
+        for module, level in imported:
+            if not module:
+                continue
+            at = (folder, module, level)
+            if at not in self._found:
+                self._found[at] = self._find(*at)
+            found = self._found[at]
+            if found is not None and found not in seen:
+                seen.add(found)
+                out.append((module, Path(found)))
+        return out
+
+    def _find(self, folder: str, module: str, level: int) -> str | None:
+        """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local."""
+        parents = [folder]
+        for _ in range(2):
+            parents.append(os.path.dirname(parents[-1]))
+        parts = module.split(".")
+        for base in [parents[min(level - 1, 2)]] if level else parents:
+            if not self._dir(base) or not (self._dir(os.path.join(base, parts[0]))
+                                           or self._file(os.path.join(base, parts[0] + ".py"))):
+                continue  # cheap: the first part is not here
+            candidate = os.path.join(base, *parts)
+            return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if self._file(f)),
+                        None)
+        return None
+
+    def _file(self, path: str) -> bool:
+        found = self._is_file.get(path)
+        if found is None:
+            found = self._is_file[path] = os.path.isfile(path)
+        return found
+
+    def _dir(self, path: str) -> bool:
+        found = self._is_dir.get(path)
+        if found is None:
+            found = self._is_dir[path] = os.path.isdir(path)
+        return found
