@@ -26,6 +26,7 @@ class UnusedParametersErrorChecker(Checker):
                 continue
             model = wrapped_name(wrap) or "model"
             yield from self._unused_in_submodules(m, wrap, cls, model)
+            yield from _discarded_outputs(m, wrap, cls, model)
             for attr, line in sorted(cls.params.items(), key=lambda kv: kv[1]):
                 if attr in cls.conditional_init:
                     continue
@@ -82,3 +83,74 @@ def _local_class_of(m, owner: ModelClass, attr: str) -> str | None:
 
 
 CHECKER = UnusedParametersErrorChecker()
+
+
+def _discarded_outputs(m, wrap, cls: ModelClass, model: str):
+    """forward returns a tuple and every call of the wrapper throws one element away (``logits, _ = model(x)``):
+    a parameter-owning layer that only that element uses gets no gradient ('making sure all forward function
+    outputs participate in calculating loss')."""
+    forward = next((f for f in cls.node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+    returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return)] if forward is not None else []
+    if not returns or not all(isinstance(r, ast.Tuple) for r in returns) or len({len(r.elts) for r in returns}) != 1:
+        return
+    wrapper = wrap.assigned_to
+    calls = [c for c in m.calls if wrapper and dotted(c.node.func) == wrapper]
+    if not calls or not all(len(c.unpacked_to) == len(returns[0].elts) for c in calls):
+        return  # a call that keeps the whole tuple (or none at all): cannot tell
+    dropped = {i for i in range(len(returns[0].elts)) if all(
+        (c.unpacked_to[i] or "").startswith("_") for c in calls)}
+    if not dropped:
+        return
+    assigned = _assignments(forward)
+    kept_attrs, dropped_attrs = set(), set()
+    for ret in returns:
+        for i, element in enumerate(ret.elts):
+            (dropped_attrs if i in dropped else kept_attrs).update(_self_attrs(element, assigned))
+    elsewhere = _used_beyond_returns(forward, assigned)
+    for attr in sorted(a for a in dropped_attrs - kept_attrs - elsewhere
+                       if a in cls.params and a not in cls.conditional_init):
+        yield Hit(wrap.line, f"self.{attr} feeds only an output of {cls.name}.forward that every call of {wrapper} "
+                             f"throws away ('_'), so its parameters get no gradient and DDP({model}) without "
+                             "find_unused_parameters=True fails with 'Expected to have finished reduction in the prior "
+                             "iteration'", {"model": model, "variable": f"self.{attr}"})
+
+
+def _used_beyond_returns(func: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str]:
+    """``self.<attr>`` names a statement of ``func`` reads other than a ``return`` or an assignment to plain local
+    names (a side effect, a stored auxiliary loss, a condition): their output may reach the loss another way."""
+    found = set()
+    for node in ast.walk(func):
+        if not isinstance(node, ast.stmt) or node is func or isinstance(node, (ast.Return, ast.FunctionDef)):
+            continue
+        if isinstance(node, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple)) and all(
+                isinstance(e, ast.Name) for e in (t.elts if isinstance(t, ast.Tuple) else [t])) for t in node.targets):
+            continue
+        parts = [node.test] if isinstance(node, (ast.If, ast.While)) else [node.iter] if isinstance(node, ast.For) \
+            else [] if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)) else [node]
+        for part in parts:
+            found |= _self_attrs(part, assigned)
+    return found
+
+
+def _assignments(func: ast.AST) -> dict[str, list[ast.AST]]:
+    """Local name -> the values assigned to it in ``func``."""
+    out: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        out.setdefault(name.id, []).append(node.value)
+    return out
+
+
+def _self_attrs(expr: ast.AST, assigned: dict[str, list[ast.AST]], depth: int = 4) -> set[str]:
+    """``self.<attr>`` names an expression reads, following local variables a few assignments back."""
+    found = set()
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and depth and node.id in assigned:
+            for value in assigned[node.id]:
+                found |= _self_attrs(value, assigned, depth - 1)
+    return found
