@@ -285,3 +285,16 @@ Traceback (most recent call last):
 RuntimeError: CUDA error: out of memory
 """)
     assert facts["log.root_cause"]["id"] == "out-of-memory"
+
+
+def test_a_cpu_run_carrying_the_no_driver_warning_stays_clean(rules):
+    warning = ("/usr/lib/python3/dist-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no "
+               "NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from "
+               "http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)")
+    facts = analyse(rules, warning + "\nepoch 1 step 100 loss 0.51\nepoch 2 step 200 loss 0.42\n")
+    assert shown(rules, facts) == []
+    # a run that needed the GPU fails with its own error, which is the diagnosis
+    facts = analyse(rules, warning + "\nRuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n")
+    assert facts["log.root_cause"]["id"] == "backend-unavailable"
+    facts = analyse(rules, warning + "\nAssertionError: Torch not compiled with CUDA enabled\n")
+    assert facts["log.root_cause"]["id"] == "cuda-invalid-device"
