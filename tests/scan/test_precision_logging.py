@@ -155,3 +155,12 @@ def test_run_bound_tracker_calls_follow_where_the_run_started(tmp_path):
     assert _warned(tmp_path, code)
     # no start in this module and no run test: the log itself is what we see
     assert _warned(tmp_path, RUN.format(start="", log=log))
+
+
+def test_a_rank_read_from_the_environment_as_text_guards(tmp_path):
+    for guard in ('if os.environ["LOCAL_RANK"] == "0":', 'if os.environ.get("RANK", "0") == "0":',
+                  'if os.getenv("RANK") == "0":'):
+        code = HEAD + f'{guard}\n    torch.save(model.module.state_dict(), "last.pt")\n'
+        assert not _hits(tmp_path, code), guard
+    code = HEAD + 'if os.environ["LOCAL_RANK"] != "0":\n    torch.save(model.module.state_dict(), "last.pt")\n'
+    assert _hits(tmp_path, code)

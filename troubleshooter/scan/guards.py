@@ -161,7 +161,7 @@ class RankLogic:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
                 return self.is_rank_expr(node.args[0])
-            if last(dotted(node.func)) == "get" and node.args:  # os.environ.get("RANK", 0)
+            if last(dotted(node.func)) in ("get", "getenv") and node.args:  # os.environ.get("RANK", 0), os.getenv
                 key = const(node.args[0])
                 return isinstance(key, str) and key in self.P.rank_names
             return self._rank_name(last(dotted(node.func)))
@@ -224,6 +224,8 @@ class RankLogic:
             else:
                 return None
         value = const(right, default=...)
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)  # ``os.environ["LOCAL_RANK"] == "0"``: the environment holds the rank as text
         if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, (tuple, list, set)) and value:
             zero_only = all(isinstance(v, int) and v <= 0 for v in value)
             side = (RANK0, NONZERO) if zero_only else (RANKDEP, RANKDEP)
