@@ -134,6 +134,8 @@ LIBRARY_MISMATCH = [
     "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
     "ImportError: /usr/local/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclAlltoAll",
     "RuntimeError: CUDA driver version is insufficient for CUDA runtime version",
+    "OSError: /usr/local/lib/python3.10/dist-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: "
+    "_ZNK5torch8autograd4Node4nameEv",
     "AttributeError: module 'torch.distributed' has no attribute '_all_gather_base'",
     "AttributeError: module 'torch.distributed' has no attribute 'device_mesh'",
     "TypeError: init_process_group() got an unexpected keyword argument 'device_id'",
@@ -298,3 +300,9 @@ def test_a_cpu_run_carrying_the_no_driver_warning_stays_clean(rules):
     assert facts["log.root_cause"]["id"] == "backend-unavailable"
     facts = analyse(rules, warning + "\nAssertionError: Torch not compiled with CUDA enabled\n")
     assert facts["log.root_cause"]["id"] == "cuda-invalid-device"
+
+
+def test_an_nccl_plugin_that_fails_to_load_is_not_a_library_mismatch(rules):
+    root, shown_ids = _report(rules, "host:1:2 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
+                                     "libnccl-net.so: undefined symbol: ncclNetPlugin_v6")
+    assert "library-version-incompatible" not in shown_ids
