@@ -208,8 +208,8 @@ def test_library_check_wants_examples_that_still_match_and_known_ids():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_prefilter_finds_everything_past_the_head_once_presence_pieces_are_dropped(engine):
-    from troubleshooter.logs.prefilter import HEAD
+def test_prefilter_finds_everything_past_the_first_window_once_presence_pieces_are_dropped(engine):
+    from troubleshooter.logs.prefilter import WINDOW as HEAD
 
     pf = Prefilter({"Watchdog caught": [0], "Bus error here": [1]}, {"via NET": [2], "Bus err": [3], "NCCL WARN": [4]},
                    engine=engine)

@@ -10,7 +10,7 @@ import pytest
 from tests.logs.conftest import corpus_cases
 from troubleshooter.logs import LogAnalyzer
 from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
-from troubleshooter.logs.prefilter import context_free, may_match_newline
+from troubleshooter.logs.prefilter import context_free, may_match_newline, required_literals
 
 
 @pytest.mark.parametrize("pattern,free", [
@@ -106,3 +106,37 @@ def test_a_fact_pattern_that_may_match_a_newline_is_rejected():
     doc = load_text("group: g\nsignatures:\n- id: f\n  pattern: 'Using (?P<value>[a-z]+\\n[a-z]+)'\n  note: n\n"
                     "  fact: log.f\n")
     assert [line for line, message, _, _ in validate_signature_file(doc) if "across lines" in message] == [4]
+
+
+@pytest.mark.parametrize("engine", ["re2", "stdlib"])
+def test_presence_anchors_first_seen_past_the_head_stop_being_reported_line_by_line(engine, monkeypatch):
+    from troubleshooter.logs import prefilter as pf
+    if engine == "re2" and pf.re2 is None:
+        pytest.skip("google-re2 not installed")
+    filt = pf.Prefilter({"Watchdog caught": [1]}, {"NCCL INFO Using network ": [7]}, engine)
+    yielded = []
+    scanner_class = type(filt._scanner)
+    original = scanner_class.find
+
+    def counting(self, chunk, pos, end):
+        for item in original(self, chunk, pos, end):
+            yielded.append(item)
+            yield item
+
+    monkeypatch.setattr(scanner_class, "find", counting)
+    lines = [b"step %d loss 0.5" % i for i in range(20000)] + [b"x NCCL INFO Using network Socket"] * 20000
+    lines.insert(30000, b"[rank1]: Watchdog caught collective operation timeout")
+    chunk = b"\n".join(lines) + b"\n"
+    found, present = filt.candidates(chunk)
+    assert present == {7}
+    assert list(found.values()) == [{1}] and chunk[list(found)[0]:].startswith(b"[rank1]: Watchdog")
+    assert len(yielded) < 200  # not one per line: the anchor is dropped after the window it was seen in
+
+
+@pytest.mark.parametrize("pattern,literals", [
+    (r"(?i:watchdog) caught", [" caught"]), (r"(?i:out of memory)", None), (r"(?i:foo|barr) bazz", [" bazz"]),
+    (r"EADDR(IN)USE", ["EADDRINUSE"]),
+])
+def test_a_case_insensitive_group_gives_no_anchor(pattern, literals):
+    """``(?i:...)`` matches any case: its text cannot be a (case-sensitive) anchor."""
+    assert required_literals(pattern) == literals

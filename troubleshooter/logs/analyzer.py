@@ -219,17 +219,20 @@ class LogAnalyzer:
             for value in scanned[key]:
                 self._collect(sig, sig.typed(value.decode("utf-8", "replace").strip()))
         resume = read_block(0)
-        for start, payloads in candidates:
+        blocks, literals = self.blocks, self._literals
+        for start, payloads in candidates:  # the hot loop: one pass per candidate line, kept flat
             if start < resume:
                 continue
-            end = end_of(start)
+            end = data.find(b"\n", start)
+            if end < 0:
+                end = len(data)
             raw = data[start:end]
-            payloads = self._confirmed(raw, payloads)
+            payloads = {p for p in payloads if any(literal in raw for literal in literals[p])}
             if payloads:
                 text = raw.decode("utf-8", "replace").rstrip("\r")
                 if self._may_act(text, payloads):
                     analyse(start, end, payloads, text)
-            resume = read_block(end + 1)
+            resume = read_block(end + 1) if blocks.open else end + 1
         total = line_no - base + data.count(b"\n", pos)  # lines before ``pos`` are counted already
         self._line_no[path] = base + total
         self._seq = seq_base + total

@@ -24,18 +24,18 @@ try:  # Python 3.11+
     from re._constants import (ANY, AT, ASSERT, ASSERT_NOT, BRANCH, CATEGORY,  # type: ignore[import-not-found]
                                CATEGORY_DIGIT, CATEGORY_NOT_LINEBREAK, CATEGORY_NOT_SPACE, CATEGORY_WORD, GROUPREF,
                                GROUPREF_EXISTS, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, NEGATE, NOT_LITERAL, RANGE,
-                               SRE_FLAG_DOTALL, SUBPATTERN)
+                               SRE_FLAG_DOTALL, SRE_FLAG_IGNORECASE, SUBPATTERN)
 except ImportError:  # pragma: no cover - Python 3.9/3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
     from sre_constants import (ANY, AT, ASSERT, ASSERT_NOT, BRANCH, CATEGORY,  # type: ignore[no-redef]
                                CATEGORY_DIGIT, CATEGORY_NOT_LINEBREAK, CATEGORY_NOT_SPACE, CATEGORY_WORD, GROUPREF,
                                GROUPREF_EXISTS, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, NEGATE, NOT_LITERAL, RANGE,
-                               SRE_FLAG_DOTALL, SUBPATTERN)
+                               SRE_FLAG_DOTALL, SRE_FLAG_IGNORECASE, SUBPATTERN)
 
 MIN_ANCHOR = 3
 MAX_ANCHOR = 12
 SPECIFIC = 12       # a literal this long is a message of its own: preferred to a shorter one with rarer bytes
-HEAD = 1 << 16      # bytes of a chunk scanned with every piece before presence pieces seen there are dropped
+WINDOW = 1 << 16    # a chunk is scanned in windows of this size, each without the presence pieces seen before it
 MAX_REDUCED = 16    # cached scanners without some presence anchors
 RE2_MEMORY = 64 << 20  # RE2's budget for its automaton (allocated as states are reached)
 # Byte frequencies of distributed-training logs (share of all bytes; the larger of the test
@@ -46,10 +46,11 @@ _FREQ = {**{c: 0.1 for c in b" 0"}, **{c: 0.04 for c in b"14:aenorst"}, **{c: 0.
 
 
 def _flatten(items: Iterable) -> list:
-    """Inline mandatory groups so ``EADDR(IN)USE`` reads as one literal run."""
+    """Inline mandatory groups so ``EADDR(IN)USE`` reads as one literal run (not ``(?i:...)``: any case matches)."""
     out: list = []
     for op, av in items:
-        if op is SUBPATTERN and not (len(av[-1]) == 1 and list(av[-1])[0][0] is BRANCH):
+        folded = op is SUBPATTERN and av[1] & SRE_FLAG_IGNORECASE
+        if op is SUBPATTERN and not folded and not (len(av[-1]) == 1 and list(av[-1])[0][0] is BRANCH):
             out += _flatten(av[-1])
         else:
             out.append((op, av))
@@ -87,7 +88,7 @@ def _literals(items: Iterable) -> list[str] | None:
             alts = [_literals(branch) for branch in av[1]]
             if all(alts):
                 candidates.append([lit for alt in alts for lit in alt])  # type: ignore[union-attr]
-        elif op is SUBPATTERN:
+        elif op is SUBPATTERN and not av[1] & SRE_FLAG_IGNORECASE:
             sub = _literals(av[-1])
             if sub:
                 candidates.append(sub)
@@ -314,9 +315,10 @@ class Prefilter:
     """Finds, in a chunk of bytes, the lines that contain any anchor literal.
 
     Line anchors report the lines they occur on; presence anchors only report that they occur
-    somewhere in the chunk (their signatures then scan the chunk in bulk). Presence anchors seen
-    in a chunk's first :data:`HEAD` bytes are not looked for in the rest of it (in NCCL INFO logs
-    they are on most lines). ``engine`` is ``"re2"`` or ``"stdlib"`` (default: RE2 when installed).
+    somewhere in the chunk (their signatures then scan the chunk in bulk). The chunk is scanned in
+    windows of :data:`WINDOW` bytes: presence anchors seen in one are not looked for in the rest of
+    the chunk (in NCCL INFO logs they are on most lines).
+    ``engine`` is ``"re2"`` or ``"stdlib"`` (default: RE2 when installed).
     """
 
     def __init__(self, anchors: dict[str, list[int]], presence: dict[str, list[int]] | None = None,
@@ -377,8 +379,9 @@ class Prefilter:
         presence payloads whose literals may occur anywhere in ``chunk``."""
         found: dict[int, set[int]] = {}
         present: set[int] = set()
-        scanner, seen = self._scanner, set()
-        pos, end = 0, min(HEAD, len(chunk))
+        scanner, seen, dropped = self._scanner, set(), 0
+        presence_only = scanner.presence_only
+        pos, end = 0, min(WINDOW, len(chunk))
         start, looked = 0, 0  # the line start is searched only back to the previous match: linear on long lines
         while True:
             for offset, (hits, chunk_hits), key in scanner.find(chunk, pos, end):
@@ -394,11 +397,12 @@ class Prefilter:
                         found[start] = set(hits)
             if end >= len(chunk):
                 return found, present
-            # the rest of the chunk is scanned without the presence anchors seen in the head
-            presence_only = scanner.presence_only
-            scanner = self._without(frozenset(unit for key in seen if key in presence_only
-                                              for unit in presence_only[key]))
-            pos, end = end, len(chunk)
+            # the next window is scanned without the presence anchors seen so far
+            if len(seen) > dropped:
+                dropped = len(seen)
+                scanner = self._without(frozenset(unit for key in seen if key in presence_only
+                                                  for unit in presence_only[key]))
+            pos, end = end, min(end + WINDOW, len(chunk))
 
     def line_payloads(self, line: bytes) -> set[int]:
         """Payloads (of both kinds) whose anchors may occur in one line (the streaming path)."""
