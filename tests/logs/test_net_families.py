@@ -156,3 +156,50 @@ def test_a_healthy_run_with_a_30_minute_progress_bar_stays_clean(rules):
             "{'loss': 1.7157, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
             "  5%|5         | 500/10000 [30:01<9:30:00, 3.60s/it]\n")
     assert _report(rules, text) == (None, [])
+
+
+def _nccl_setup(transport: str) -> str:
+    """NCCL_DEBUG=INFO set-up lines of a 2-GPU communicator whose channels use ``transport``."""
+    return (
+        "node1:2001:2001 [0] NCCL INFO Bootstrap : Using eno1:10.0.0.5<0>\n"
+        "NCCL version 2.18.1+cuda12.1\n"
+        f"node1:2001:2101 [0] NCCL INFO Channel 00/0 : 0[1000] -> 1[2000] via {transport}\n"
+        f"node1:2002:2102 [1] NCCL INFO Channel 00/0 : 1[2000] -> 0[1000] via {transport}\n"
+        "node1:2001:2101 [0] NCCL INFO Connected all rings\n"
+        "node1:2001:2101 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+        "node1:2002:2102 [1] NCCL INFO comm 0x56e0 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n")
+
+
+def _watchdog(seq: int, op: str = "BROADCAST") -> str:
+    return (f"[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=2112, NumelOut=2112, Timeout(ms)=1800000) ran for "
+            f"1800356 milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize("transport", ["P2P/IPC/read", "P2P/direct pointer", "P2P/CUMEM/read"])
+@pytest.mark.parametrize("seq", [1, 2])
+def test_first_collective_hang_over_p2p_on_one_node_is_the_p2p_transport(rules, transport, seq):
+    root, ids = _report(rules, _nccl_setup(transport) + _watchdog(seq))
+    assert ids[0] == "nccl-p2p-hang", ids
+
+
+@pytest.mark.parametrize("text", [
+    _nccl_setup("SHM/direct/direct") + _watchdog(1),                      # P2P disabled: not the transport
+    _nccl_setup("P2P/IPC/read") + _watchdog(4512, "ALLREDUCE"),             # mid-training, not the first collective
+    _nccl_setup("P2P/IPC/read").replace("Connected all rings", "Channel 01/0 : 1[2000] -> 2[1000] [send] via "
+                                        "NET/Socket/0") + _watchdog(1),    # a channel leaves the node
+])
+def test_other_timeouts_stay_collective_timeouts(rules, text):
+    assert _report(rules, text)[1][0] == "collective-timeout"
+
+
+def test_a_rank_that_crashed_first_stays_the_root_cause(rules):
+    text = (_nccl_setup("P2P/IPC/read")
+            + "[rank0]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
+              "23.65 GiB total capacity; 21.90 GiB already allocated)\n" + _watchdog(1))
+    assert _report(rules, text)[1][0] == "out-of-memory"
+
+
+def test_p2p_channels_in_a_healthy_run_stay_clean(rules):
+    text = _nccl_setup("P2P/IPC/read") + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
+    assert _report(rules, text) == (None, [])
