@@ -306,3 +306,19 @@ def test_an_nccl_plugin_that_fails_to_load_is_not_a_library_mismatch(rules):
     root, shown_ids = _report(rules, "host:1:2 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
                                      "libnccl-net.so: undefined symbol: ncclNetPlugin_v6")
     assert "library-version-incompatible" not in shown_ids
+
+
+@pytest.mark.parametrize(("line", "finding"), [
+    ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error "
+     "indicates that your module has parameters that were not used in producing loss.", "unused-parameters-error"),
+    ("RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned "
+     "by training_step. If this is intentional, you must enable the detection of unused parameters in DDP",
+     "unused-parameters-error"),
+    ("RuntimeError: DDP expects same model across all ranks, but Rank 1 has 42 params, while rank 2 has inconsistent 0 "
+     "params.", "collective-mismatch"),
+    ("RuntimeError: [1]: params[0] in this process with sizes [96, 32] appears not to match sizes of the same param in "
+     "process 0.", "collective-mismatch"),
+])
+def test_ddp_usage_errors_in_torch_and_lightning_words(rules, line, finding):
+    root, _ = _report(rules, line)
+    assert root == finding
