@@ -16,6 +16,7 @@ from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
+_NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 
 
 def walk(root: ast.AST) -> Iterator[ast.AST]:
@@ -35,12 +36,14 @@ def walk(root: ast.AST) -> Iterator[ast.AST]:
 
 
 def dotted(node: ast.AST | None) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
+    """``a.b.c`` for a Name/Attribute chain, else None (called for most nodes of a scan: exact class tests)."""
+    if node.__class__ is _NAME:
+        return node.id
     parts = []
-    while isinstance(node, ast.Attribute):
+    while node.__class__ is _ATTRIBUTE:
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
+    if node.__class__ is _NAME:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None

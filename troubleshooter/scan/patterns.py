@@ -20,6 +20,7 @@ REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "glo
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
               "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives",
               "checkpoint_payload_calls")
+MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches before it starts afresh
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs")
@@ -46,6 +47,7 @@ class Patterns:
 
     def __init__(self, lists: dict[str, list[str]], frameworks: dict[str, dict[str, frozenset]] | None = None):
         self.frameworks = frameworks or {}
+        self._matched: dict[tuple[str, str], bool] = {}
         # keyword -> ids a framework stops handling when one of its calls passes that keyword as False
         self.framework_opt_outs: dict[str, frozenset[str]] = {}
         for spec in self.frameworks.values():
@@ -61,8 +63,14 @@ class Patterns:
                 setattr(self, key, frozenset(values))
 
     def matches(self, key: str, name: str) -> bool:
-        """True when ``name`` matches one of the regular expressions under ``key``."""
-        return any(rx.search(name) for rx in getattr(self, key))
+        """True when ``name`` matches one of the regular expressions under ``key`` (remembered: a scan asks about
+        the same names again and again)."""
+        found = self._matched.get((key, name))
+        if found is None:
+            if len(self._matched) > MATCH_MEMO:
+                self._matched.clear()
+            found = self._matched[key, name] = any(rx.search(name) for rx in getattr(self, key))
+        return found
 
 
 def read_pattern_file(issues: Any, path: Path, data: Any, into: dict[str, Any], verify: bool = True) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from troubleshooter.scan.model import CallSite, FuncInfo, ModuleIndex, const, dotted, last
+from troubleshooter.scan.model import CallSite, FuncInfo, ModuleIndex, const, dotted, last, walk
 
 
 def ddp_wraps(m: ModuleIndex) -> list[CallSite]:
@@ -88,7 +88,7 @@ def collective_names(m: ModuleIndex) -> set[str]:
 
 def contains(outer: ast.AST, inner: ast.AST) -> bool:
     """True when node ``inner`` is ``outer`` or lies lexically inside it."""
-    return any(node is inner for node in ast.walk(outer))
+    return any(node is inner for node in walk(outer))
 
 
 def wrapped_models(m: ModuleIndex) -> dict[str, CallSite]:

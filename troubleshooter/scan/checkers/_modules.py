@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
-from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted
+from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, walk
 
 ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
 _DYNAMIC = ("getattr", "children", "modules", "named_children", "named_modules", "_modules", "__dict__")
@@ -76,14 +76,14 @@ def analyse(m: ModuleIndex, cls: ast.ClassDef) -> ModelClass:
         if name in reachable or name not in methods:
             continue
         reachable.add(name)
-        for node in ast.walk(methods[name]):
+        for node in walk(methods[name]):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(node.func.value) == "self":
                 todo.append(node.func.attr)
     forward = methods["forward"]
     inputs = {a.arg for a in [*forward.args.args, *forward.args.kwonlyargs]} - {"self"}
     for name in reachable:
         _collect_uses(m, info, methods[name].body, ALWAYS, inputs)
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr") or (
                 isinstance(node, ast.Attribute) and node.attr in _DYNAMIC and dotted(node.value) == "self"):
             info.dynamic = True
@@ -104,7 +104,7 @@ def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], cond
         target = stmt.targets[0]
         if not (isinstance(target, ast.Attribute) and dotted(target.value) == "self"):
             continue
-        attr, calls = target.attr, [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+        attr, calls = target.attr, [n for n in walk(stmt.value) if isinstance(n, ast.Call)]
         if not calls:
             continue
         names = {m.qual(c.func) for c in calls}
@@ -118,12 +118,12 @@ def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], cond
 
 def _kind(m: ModuleIndex, test: ast.AST, inputs: set[str]) -> str:
     """What a branch condition depends on."""
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Call) and m.qual(node.func) in m.P.random_draws:
             return RANDOM
     if dotted(test) == "self.training":
         return ALWAYS
-    if any(isinstance(n, ast.Name) and n.id in inputs for n in ast.walk(test)):
+    if any(isinstance(n, ast.Name) and n.id in inputs for n in walk(test)):
         return INPUT
     return CONFIG
 
@@ -163,9 +163,9 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
 
 def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
     # ``self.heads[task](x)``: which entry runs depends on the data, so the container is used only sometimes
-    picked = {id(sub.value) for sub in ast.walk(node)
+    picked = {id(sub.value) for sub in walk(node)
               if isinstance(sub, ast.Subscript) and not isinstance(sub.slice, ast.Constant)}
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.IfExp):
             continue
         if id(sub) in picked and isinstance(sub, ast.Attribute) and dotted(sub.value) == "self":
@@ -188,7 +188,7 @@ def flag_off(m: ModuleIndex, wrap: CallSite, cls: ModelClass, flag: str) -> bool
         return False
     params = [a.arg for a in init.args.args][1:]
     defaults = dict(zip(params[len(params) - len(init.args.defaults):], init.args.defaults))
-    source_param = next((dotted(s.value) for s in ast.walk(init) if isinstance(s, ast.Assign) and len(s.targets) == 1
+    source_param = next((dotted(s.value) for s in walk(init) if isinstance(s, ast.Assign) and len(s.targets) == 1
                          and dotted(s.targets[0]) == f"self.{flag}"), None)
     if source_param not in defaults or const(defaults[source_param], default=True) not in (False, None, 0):
         return False

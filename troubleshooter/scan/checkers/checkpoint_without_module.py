@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, wrapped_models
-from troubleshooter.scan.model import dotted
+from troubleshooter.scan.model import dotted, walk
 
 
 class CheckpointWithoutModuleChecker(Checker):
@@ -164,7 +164,7 @@ class CheckpointWithoutModuleChecker(Checker):
     @staticmethod
     def _in_conditional_expr(m, site) -> bool:
         return any(isinstance(node, ast.IfExp) and contains(node, site.node)
-                   for node in ast.walk(m.tree))
+                   for node in walk(m.tree))
 
     @staticmethod
     def _saved(m, site) -> bool:
@@ -196,7 +196,7 @@ def _helper_wraps(m):
         for info in infos:
             if info.cls is not None or info.name == "<class>":
                 continue
-            returns = [n.value for n in ast.walk(info.node) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [n.value for n in walk(info.node) if isinstance(n, ast.Return) and n.value is not None]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
                 makers.add(info.name)
     return [c for c in m.calls if c.recv is None and c.method in makers and c.assigned_to
@@ -244,7 +244,7 @@ def _fresh_model_loads(m, wrap) -> bool:
             continue
         given = [*site.node.args, *(k.value for k in site.node.keywords)]
         bound = [m.binding(dotted(g), site.line, func) for g in given if dotted(g)]
-        if any(id(n) in readers for root in [*given, *(b.value for b in bound if b is not None)] for n in ast.walk(root)):
+        if any(id(n) in readers for root in [*given, *(b.value for b in bound if b is not None)] for n in walk(root)):
             return True
     return False
 
@@ -261,10 +261,10 @@ def _drawn_from(callee, recv: str | None, param: str) -> bool:
     """``recv`` is a loop or comprehension variable over ``param`` (``for name, obj in to_save.items()``)."""
     if not recv:
         return False
-    for node in ast.walk(callee.node):
+    for node in walk(callee.node):
         if isinstance(node, (ast.comprehension, ast.For)) and any(
-                dotted(n) == param for n in ast.walk(node.iter)) and any(
-                isinstance(t, ast.Name) and t.id == recv for t in ast.walk(node.target)):
+                dotted(n) == param for n in walk(node.iter)) and any(
+                isinstance(t, ast.Name) and t.id == recv for t in walk(node.target)):
             return True
     return False
 

@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains
-from troubleshooter.scan.model import dotted, last
+from troubleshooter.scan.model import dotted, last, walk
 
 
 class LoggingFromAllRanksChecker(Checker):
@@ -65,7 +65,7 @@ class LoggingFromAllRanksChecker(Checker):
         """``wandb.log`` acts on the run this process started: under ``if wandb.run is not None:``, or in a module
         whose run starts (``wandb.init``) are all on rank 0, it logs once; where a start runs on every rank, that
         start is the warning (one cause, one warning)."""
-        if any(dotted(n) in m.P.active_run_names for test in _enclosing_tests(m, site) for n in ast.walk(test)):
+        if any(dotted(n) in m.P.active_run_names for test in _enclosing_tests(m, site) for n in walk(test)):
             return True
         return bool(m.calls_named(m.P.tracker_run_starters))
 
@@ -74,7 +74,7 @@ class LoggingFromAllRanksChecker(Checker):
         """The call sits in an ``if`` of the loop whose block leaves the step (``continue``, ``break``, ``raise``,
         ``return``): ``if torch.isnan(loss): print("nan, skipping"); continue`` reports what happened on this rank."""
         loop = site.ctx.loops[-1]
-        for node in ast.walk(loop):
+        for node in walk(loop):
             if isinstance(node, ast.If) and node is not loop:
                 for block in (node.body, node.orelse):
                     if block and isinstance(block[-1], (ast.Continue, ast.Break, ast.Raise, ast.Return)) and any(
@@ -105,7 +105,7 @@ class LoggingFromAllRanksChecker(Checker):
             return True
         targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
         return any(isinstance(n, ast.Name) and n.id in {t.split(".")[0] for t in targets}
-                   for root in roots for n in ast.walk(root))
+                   for root in roots for n in walk(root))
 
     @staticmethod
     def _registered_callbacks(m) -> set[str]:
@@ -132,7 +132,7 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
     (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``)."""
     found, frontier = [node], [node]
     for _ in range(depth):
-        names = {dotted(n) for root in frontier for n in ast.walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
+        names = {dotted(n) for root in frontier for n in walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
         frontier = [b.value for b in (m.binding(name, site.line, site.ctx.func) for name in sorted(names - {None}))
                     if b is not None and all(b.value is not seen for seen in found)]
         found.extend(frontier)
@@ -142,7 +142,7 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
 def _enclosing_tests(m, site) -> list[ast.AST]:
     """The tests of the ``if`` statements (and conditional expressions) around a call in its function."""
     scope = site.ctx.func.node if site.ctx.func is not None else m.tree
-    return [node.test for node in ast.walk(scope) if isinstance(node, (ast.If, ast.IfExp))
+    return [node.test for node in walk(scope) if isinstance(node, (ast.If, ast.IfExp))
             and any(contains(stmt, site.node) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
                     + ([node.orelse] if isinstance(node, ast.IfExp) else node.orelse))]
 
