@@ -322,3 +322,8 @@ def test_an_nccl_plugin_that_fails_to_load_is_not_a_library_mismatch(rules):
 def test_ddp_usage_errors_in_torch_and_lightning_words(rules, line, finding):
     root, _ = _report(rules, line)
     assert root == finding
+
+
+def test_a_module_missing_on_the_nodes_the_launcher_reaches(rules):
+    root, _ = _report(rules, "node2: /usr/bin/python3: No module named deepspeed")
+    assert root == "launcher-python-mismatch"
