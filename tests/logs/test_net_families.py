@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.helpers import analyse, analyse_lines, shown
+from tests.logs.helpers import analyse, analyse_lines, findings_of, shown
 
 
 def _report(rules, text: str) -> tuple[str | None, list[str]]:
@@ -203,3 +203,20 @@ def test_a_rank_that_crashed_first_stays_the_root_cause(rules):
 def test_p2p_channels_in_a_healthy_run_stay_clean(rules):
     text = _nccl_setup("P2P/IPC/read") + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
     assert _report(rules, text) == (None, [])
+
+
+def _title(rules, text: str, finding: str) -> str:
+    return next(f.title for f in findings_of(rules, analyse_lines(rules, text)) if f.id == finding)
+
+
+def test_titles_name_what_the_log_shows(rules):
+    """An NCCL peer that cannot be reached is named (it is not the master); with no variable in the log the
+    interface title does not claim that NCCL_SOCKET_IFNAME names a missing interface."""
+    peer = "node1:1:2 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : No route to host\n"
+    assert _title(rules, peer, "network-unreachable").startswith("10.0.0.2:45763 cannot be reached")
+    store = "RuntimeError: connect() timed out. Original timeout was 1800000 ms.\n"
+    assert _title(rules, store, "network-unreachable").startswith("MASTER_ADDR:MASTER_PORT cannot be reached")
+    loopback = ("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
+                "no error\n")
+    title = _title(rules, loopback, "wrong-network-interface")
+    assert "names an interface" not in title and "GLOO_SOCKET_IFNAME" in title
