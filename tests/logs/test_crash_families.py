@@ -327,3 +327,21 @@ def test_ddp_usage_errors_in_torch_and_lightning_words(rules, line, finding):
 def test_a_module_missing_on_the_nodes_the_launcher_reaches(rules):
     root, _ = _report(rules, "node2: /usr/bin/python3: No module named deepspeed")
     assert root == "launcher-python-mismatch"
+
+
+def test_slurm_noting_a_past_memory_peak_of_a_finished_step_is_not_a_kill(rules):
+    facts = analyse(rules, "epoch 9 done, saving\nslurmstepd: error: Exceeded step memory limit at some point.\n")
+    assert "out-of-memory" not in shown(rules, facts)
+
+
+@pytest.mark.parametrize("warning", [
+    "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+    "calling NumCudaDevices() that might have already set an error? Error 100: no CUDA-capable device is detected "
+    "(Triggered internally at /opt/pytorch/c10/cuda/CUDAFunctions.cpp:108.)",
+    "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+    "calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+    "supported HW (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)",
+])
+def test_cuda_start_up_warnings_in_a_run_that_finished_stay_clean(rules, warning):
+    facts = analyse(rules, warning + "\nepoch 1 step 100 loss 0.51\ntraining finished\n")
+    assert shown(rules, facts) == []
