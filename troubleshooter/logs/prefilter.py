@@ -304,11 +304,12 @@ class _NulScanner(_Scanner):
         if self.regex is None:
             return
         payload = self.payload
-        for match in self.regex.finditer(chunk[:end + MAX_ANCHOR].translate(self.table), pos):
-            if match.start() >= end:
+        for match in self.regex.finditer(chunk[pos:end + MAX_ANCHOR].translate(self.table)):  # only this window
+            start = pos + match.start()
+            if start >= end:
                 return
             key = match.group(1)
-            yield match.start(), payload[key], key
+            yield start, payload[key], key
 
 
 class Prefilter:
