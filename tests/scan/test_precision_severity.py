@@ -91,3 +91,16 @@ def test_a_hub_load_under_a_file_lock_is_serialised(tmp_path):
              '    model = AutoModelForCausalLM.from_pretrained("org/model")\n')
     hits, _ = _scan(tmp_path, HUB.format(loads=loads))
     assert "hf-cache-contention" not in hits
+
+
+def test_a_rank_zero_first_context_entered_before_the_load_orders_it(tmp_path):
+    loads = ('from composer.utils import dist as cdist\n'
+             'def build(name):\n'
+             '    with cdist.local_rank_zero_download_and_wait("/tmp/signal"):\n'
+             '        pass\n'
+             '    return AutoTokenizer.from_pretrained(name)\n'
+             'tok = build("org/model")\n')
+    hits, _ = _scan(tmp_path, HUB.format(loads=loads))
+    assert "hf-cache-contention" not in hits
+    hits, _ = _scan(tmp_path, HUB.format(loads=loads.replace("cdist.local_rank_zero_download_and_wait", "open")))
+    assert "hf-cache-contention" in hits

@@ -97,8 +97,11 @@ class HfCacheContentionChecker(Checker):
 
     @staticmethod
     def _barrier_before(m, site) -> bool:
-        return any(s.method in m.P.barrier_methods and s.rank_conditional and s.line < site.line
-                   and s.ctx.func is site.ctx.func for s in m.calls)
+        """A rank-conditional barrier, or a rank-zero-first context entered (``with
+        dist.local_rank_zero_download_and_wait(signal): pass``), earlier in the same function: the other ranks wait
+        there for rank 0's download."""
+        return any((s.method in m.P.barrier_methods and s.rank_conditional or s.method in m.P.rank_zero_first_contexts)
+                   and s.line < site.line and s.ctx.func is site.ctx.func for s in m.calls)
 
 
 
