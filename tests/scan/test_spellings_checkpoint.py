@@ -144,3 +144,40 @@ if __name__ == "__main__":
 ])
 def test_resume_into_the_wrapper_beside_a_fresh_model_load(tmp_path, name, load, found):
     assert (ID in scan_ids(tmp_path, RESUMED.format(name=name, load=load))) is found
+
+
+KEYED = PRELUDE + '''
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def save_checkpoint(self, path):
+        torch.save({{"generator": {saved}.state_dict()}}, path)
+
+    def load_checkpoint(self, path):
+        {load}
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    model = {{"generator": Net().cuda(), "discriminator": Net().cuda()}}
+    model["generator"] = DDP(model["generator"], device_ids=[rank])
+    trainer = Trainer(model)
+    if rank == 0:
+        trainer.save_checkpoint("ckpt.pkl")
+
+
+main()
+'''
+
+
+@pytest.mark.parametrize("saved, load, found", [
+    ('self.model["generator"]', "pass", True),
+    ('self.model["generator"].module', "pass", False),  # unwrapped before saving
+    ('self.model["discriminator"]', "pass", False),  # that network is not wrapped
+    ('self.model["generator"]', 'self.model["generator"].load_state_dict(torch.load(path)["generator"])', False),
+])
+def test_wrapper_kept_in_a_dict_of_networks(tmp_path, saved, load, found):
+    assert (ID in scan_ids(tmp_path, KEYED.format(saved=saved, load=load))) is found

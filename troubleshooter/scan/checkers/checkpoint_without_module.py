@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, wrapped_models
-from troubleshooter.scan.model import dotted, walk
+from troubleshooter.scan.model import const, dotted, walk
 
 
 class CheckpointWithoutModuleChecker(Checker):
@@ -34,6 +34,15 @@ class CheckpointWithoutModuleChecker(Checker):
                                      f"{name}.module.state_dict()", {"model": name})
         yield from self._prepared(m)
         yield from self._containers(m)
+        for container, key, wrap in _keyed_wraps(m):
+            if wrap.ctx.sides:
+                continue
+            for site in _keyed_state_dicts(m, container, key, wrap):
+                if not self._in_conditional_expr(m, site) and self._saved(m, site):
+                    yield Hit(site.line, f"{container}[{key!r}] is a DDP wrapper: its state_dict() keys all start with "
+                                         f"'module.', so the checkpoint does not load into a plain model; save "
+                                         f"{container}[{key!r}].module.state_dict()", {"model": f"{container}[{key!r}]"})
+                    break
 
     def _containers(self, m):
         """``torch.save(pipeline.state_dict())`` where ``pipeline`` is an object of a class of this file that keeps
@@ -216,17 +225,56 @@ def _is_wrap(m, value: ast.AST, func, wraps: set[int]) -> bool:
 def _kept_by_class(m, call, name: str):
     """``state_dict()`` calls on the attribute a local class's ``__init__`` stores the wrapper in
     (``Trainer(model)`` with ``self.model = model``), in the methods of that class."""
-    init = next((f for f in m.functions.get("__init__", ()) if f.cls == call.method), None)
-    if init is None:
-        return
-    params = [a.arg for a in init.node.args.args][1:]
-    given = {params[i] for i, arg in enumerate(call.node.args) if i < len(params) and _hands_over(arg, name)}
-    given |= {k.arg for k in call.node.keywords if k.arg and _hands_over(k.value, name)}
-    attrs = {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
-        b.func is init and dotted(b.value) in given for b in bindings)}
+    attrs = _attributes_given(m, call, name)
     for site in m.methods("state_dict"):
         if site.recv in attrs and site.ctx.func is not None and site.ctx.func.cls == call.method:
             yield site
+
+
+def _attributes_given(m, call, name: str) -> set[str]:
+    """The ``self.<attr>`` names a local class's ``__init__`` stores ``name`` in when ``call`` builds it."""
+    init = next((f for f in m.functions.get("__init__", ()) if f.cls == call.method), None)
+    if init is None:
+        return set()
+    params = [a.arg for a in init.node.args.args][1:]
+    given = {params[i] for i, arg in enumerate(call.node.args) if i < len(params) and _hands_over(arg, name)}
+    given |= {k.arg for k in call.node.keywords if k.arg and _hands_over(k.value, name)}
+    return {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
+        b.func is init and dotted(b.value) in given for b in bindings)}
+
+
+def _keyed_wraps(m):
+    """``models["generator"] = DDP(models["generator"], ...)``: (container, key, wrap call) for wrappers kept in a
+    dict under a literal key (GAN / TTS trainers keep their networks this way)."""
+    wraps = {id(w.node): w for w in ddp_wraps(m)}
+    for node in walk(m.tree):
+        if isinstance(node, ast.Assign) and id(node.value) in wraps and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Subscript) and dotted(node.targets[0].value) \
+                and isinstance(const(node.targets[0].slice, default=None), str):
+            yield dotted(node.targets[0].value), const(node.targets[0].slice), wraps[id(node.value)]
+
+
+def _keyed_state_dicts(m, container: str, key: str, wrap):
+    """``<container>[key].state_dict()`` after the wrap in its function, or ``self.<attr>[key].state_dict()`` in a
+    local class the container was handed to."""
+    places = {(container, wrap.ctx.func)}
+    for call in m.calls:
+        if call.ctx.func is wrap.ctx.func and call.line > wrap.line and call.recv is None and call.method in m.classes:
+            places |= {(attr, call.method) for attr in _attributes_given(m, call, container)}
+    found, restored = [], False
+    for site in m.calls:
+        value = site.node.func.value if site.method in ("state_dict", "load_state_dict") \
+            and isinstance(site.node.func, ast.Attribute) else None
+        if not isinstance(value, ast.Subscript) or const(value.slice, default=None) != key:
+            continue
+        owner = dotted(value.value)
+        for name, where in places:
+            if owner == name and (where is site.ctx.func and site.line > wrap.line or (
+                    isinstance(where, str) and site.ctx.func is not None and site.ctx.func.cls == where)):
+                restored |= site.method == "load_state_dict"  # checkpoints go back into the wrapper
+                found.append(site)
+    if not restored:
+        yield from (site for site in found if site.method == "state_dict")
 
 
 def _fresh_model_loads(m, wrap) -> bool:
