@@ -34,6 +34,9 @@ _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?"
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 _FRAME = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|StopIteration|SystemExit))(?::|$)")
+# Python's reports of an exception it swallowed (the unraisable hook, atexit handlers): the traceback that
+# follows ended nothing, so its exception is not a failure of the run.
+_SWALLOWED = re.compile(r"^(?:Exception ignored (?:in|on|while)\b|Error in atexit\._run_exitfuncs:)")
 _ONE_LINE_EXITS = (
     (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
     (re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<rank>\d+)(?:-\d+)?: "
@@ -98,6 +101,7 @@ class BlockTracker:
     dangling_frame: dict[str, Any] | None = None  # the last traceback frame no exception line closed
     launcher_exception: dict[str, Any] | None = None  # the first exception the launcher itself raised
     _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
+    _swallowed: set = field(default_factory=set)  # ranks whose next exception Python reported as ignored
     _section: str | None = None
     _current: Failure | None = None
     _mpi: Failure | None = None
@@ -129,6 +133,9 @@ class BlockTracker:
         self._block_lines = self._block_lines + 1 if self._section is not None else 0
         self._one_line(body, rank, path, line)
         self._mpi_block(body, path, line)
+        if _SWALLOWED.match(body):
+            self._swallowed.add(rank)
+            return
         frame = _FRAME.match(body)
         if frame:
             if len(self._frames) < MAX_RECORDS or rank in self._frames:
@@ -136,6 +143,11 @@ class BlockTracker:
                 self.dangling_frame = {"where": self._frames[rank], "rank": rank, "path": path, "line": line}
             return
         exc = _EXCEPTION.match(body)
+        if exc and rank in self._swallowed:
+            self._swallowed.discard(rank)
+            self._frames.pop(rank, None)
+            self.dangling_frame = None
+            return
         if exc and len(self.exceptions) < MAX_RECORDS or exc and rank in self.exceptions:
             key = self.context_rank() if self._current is not None else rank
             record = {"text": body[:500], "type": exc.group("type"), "path": path, "line": line}
