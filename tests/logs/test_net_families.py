@@ -220,3 +220,18 @@ def test_titles_name_what_the_log_shows(rules):
                 "no error\n")
     title = _title(rules, loopback, "wrong-network-interface")
     assert "names an interface" not in title and "GLOO_SOCKET_IFNAME" in title
+
+
+@pytest.mark.parametrize("retry", [
+    "[I socket.cpp:710] [c10d - trace] The server socket on [::ffff:127.0.0.1]:12355 is not yet listening "
+    "(errno: 111 - Connection refused), will retry.",
+    "tj1:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+])
+def test_connection_retry_notices_of_a_healthy_run_stay_clean(rules, retry):
+    text = (retry + "\nnode1:1:2 [0] NCCL INFO comm 0x7f rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
+    assert _report(rules, text) == (None, [])
+
+
+def test_a_refused_connection_that_fails_is_still_reported(rules):
+    assert _report(rules, "ConnectionRefusedError: [Errno 111] Connection refused\n")[0] == "network-unreachable"
