@@ -350,13 +350,14 @@ def _relevance_words(P: Patterns) -> tuple[tuple[bytes, ...] | None, tuple[bytes
     """What :meth:`Project.relevant` looks for, derived from the pattern files (a framework or a rank name added to
     the YAML needs no change here): (words any of which makes a module relevant, the same compared case-folded).
     They are the last segments of the names the summary reads, the strings every match of its regular expressions
-    contains, the words of a distributed flag (``args.distributed``), the frameworks' top-level packages
-    (``accelerate``, ``composer``), and the words of the summary's own checks. None for the words: no pre-filter (some
+    contains, the words of a distributed flag (``args.distributed``), imports of the frameworks' top-level packages
+    (``from accelerate``, ``import ray``: the package name alone is also a part of other words, ``array``), and
+    the words of the summary's own checks. None for the words: no pre-filter (some
     regular expression has no such strings)."""
     words = {last(name) for key in _NAME_KEYS for name in getattr(P, key)} | set(P.distributed_flag_words)
     packages = {q.partition(".")[0] for spec in P.frameworks.values() for q in
                 (*spec.get("entry", ()), *spec.get("entry_prefixes", ()))}
-    words |= packages - {""}
+    words |= {f"{statement} {package}" for package in packages - {""} for statement in ("import", "from")}
     folded: set[str] = set()
     for key in _REGEX_KEYS:
         for rx in getattr(P, key):
