@@ -142,6 +142,7 @@ class ModuleIndex:
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
         self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
+        self._nodes_in: dict[int, list[ast.AST]] = {}  # id(node) -> nodes under it (nodes_in)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is None or project.parts(tree) is None:  # else the project learnt this module already
@@ -389,13 +390,20 @@ class ModuleIndex:
         """The CallSite of a Call node."""
         return self._call_by_node.get(id(node))
 
+    def nodes_in(self, node: ast.AST) -> list[ast.AST]:
+        """Every node under ``node`` (itself first), in :func:`walk` order, walked once per node: the checkers ask
+        about the same loops and functions again and again."""
+        found = self._nodes_in.get(id(node))
+        if found is None:
+            found = self._nodes_in[id(node)] = list(walk(node))
+        return found
+
     def sites_in(self, node: ast.AST) -> list[CallSite]:
-        """Calls lexically inside ``node`` (walked once per node: the checkers ask about the same loops and
-        functions again and again)."""
+        """Calls lexically inside ``node`` (found once per node)."""
         found = self._sites_in.get(id(node))
         if found is None:
             calls = self._call_by_node
-            found = self._sites_in[id(node)] = [calls[id(sub)] for sub in walk(node)
+            found = self._sites_in[id(node)] = [calls[id(sub)] for sub in self.nodes_in(node)
                                                 if sub.__class__ is ast.Call and id(sub) in calls]
         return found
 

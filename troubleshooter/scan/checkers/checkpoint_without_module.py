@@ -205,7 +205,7 @@ def _helper_wraps(m):
         for info in infos:
             if info.cls is not None or info.name == "<class>":
                 continue
-            returns = [n.value for n in walk(info.node) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [n.value for n in m.nodes_in(info.node) if isinstance(n, ast.Return) and n.value is not None]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
                 makers.add(info.name)
     return [c for c in m.calls if c.recv is None and c.method in makers and c.assigned_to

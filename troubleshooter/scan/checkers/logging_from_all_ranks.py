@@ -42,7 +42,7 @@ class LoggingFromAllRanksChecker(Checker):
                     continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
                         "writes to one file can leave it torn")
-            elif self._in_training_loop(m, site) and self._on_error_path(site):
+            elif self._in_training_loop(m, site) and self._on_error_path(m, site):
                 continue  # a report of this rank's own event (a skipped or aborted step), not a per-step line
             elif self._in_training_loop(m, site) and site.name in P.print_calls and not silenced:
                 what = "print() inside the training loop runs on every rank: each line is repeated once per rank"
@@ -70,11 +70,11 @@ class LoggingFromAllRanksChecker(Checker):
         return bool(m.calls_named(m.P.tracker_run_starters))
 
     @staticmethod
-    def _on_error_path(site) -> bool:
+    def _on_error_path(m, site) -> bool:
         """The call sits in an ``if`` of the loop whose block leaves the step (``continue``, ``break``, ``raise``,
         ``return``): ``if torch.isnan(loss): print("nan, skipping"); continue`` reports what happened on this rank."""
         loop = site.ctx.loops[-1]
-        for node in walk(loop):
+        for node in m.nodes_in(loop):
             if isinstance(node, ast.If) and node is not loop:
                 for block in (node.body, node.orelse):
                     if block and isinstance(block[-1], (ast.Continue, ast.Break, ast.Raise, ast.Return)) and any(
@@ -142,7 +142,7 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
 def _enclosing_tests(m, site) -> list[ast.AST]:
     """The tests of the ``if`` statements (and conditional expressions) around a call in its function."""
     scope = site.ctx.func.node if site.ctx.func is not None else m.tree
-    return [node.test for node in walk(scope) if isinstance(node, (ast.If, ast.IfExp))
+    return [node.test for node in m.nodes_in(scope) if isinstance(node, (ast.If, ast.IfExp))
             and any(contains(stmt, site.node) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
                     + ([node.orelse] if isinstance(node, ast.IfExp) else node.orelse))]
 
