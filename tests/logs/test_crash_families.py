@@ -372,3 +372,16 @@ def test_an_exception_python_reports_as_ignored_is_not_a_failure(rules, report):
     raised = report.split("\n", 1)[1]
     facts = analyse(rules, "epoch 10 loss 0.1\n" + raised + "\n")
     assert shown(rules, facts) != []
+
+
+def test_a_driver_too_old_for_the_build_is_noted_in_a_cpu_run_and_the_cause_when_no_gpu_is_then_found(rules):
+    warning = ("/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:138: UserWarning: CUDA initialization: "
+               "The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver")
+    assert shown(rules, analyse(rules, warning + "\nepoch 1 loss 0.3\ndone\n")) == []
+    for error in ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+                  "RuntimeError: No CUDA GPUs are available"):
+        facts = analyse(rules, warning + "\n" + error + "\n")
+        assert facts["log.root_cause"]["id"] == "library-version-incompatible"
+    # raised as an error (torch.cuda.init(), .cuda()) it is the diagnosis at once
+    root, _ = _report(rules, "RuntimeError: The NVIDIA driver on your system is too old (found version 10020).")
+    assert root == "library-version-incompatible"
