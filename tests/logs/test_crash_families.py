@@ -24,6 +24,8 @@ def _report(rules, text: str) -> tuple[str | None, list[str]]:
 GPU_ARCH = [
     "NVIDIA GeForce RTX 3060 with CUDA capability sm_86 is not compatible with the current PyTorch installation.",
     "GeForce RTX 5090 D with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+    "    Found GPU0 Tesla K40m which is of cuda capability 3.5.\n    PyTorch no longer supports this GPU because it is "
+    "too old.\n    The minimum cuda capability supported by this library is 3.7.",
     "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMath.cu line=244 error=48 : "
     "no kernel image is available for execution on the device",
