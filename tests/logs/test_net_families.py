@@ -235,3 +235,24 @@ def test_connection_retry_notices_of_a_healthy_run_stay_clean(rules, retry):
 
 def test_a_refused_connection_that_fails_is_still_reported(rules):
     assert _report(rules, "ConnectionRefusedError: [Errno 111] Connection refused\n")[0] == "network-unreachable"
+
+
+REFUSED_RETRY = ("[W socket.cpp:436] [c10d] The client socket has failed to connect to [node-0]:29500 "
+                 "(errno: 111 - Connection refused).\n")
+
+
+def test_store_connect_retries_before_the_master_is_up_stay_clean(rules):
+    text = (REFUSED_RETRY * 3 + "node1:1:2 [0] NCCL INFO comm 0x7f rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
+    assert _report(rules, text) == (None, [])
+
+
+@pytest.mark.parametrize("final", [
+    "[E socket.cpp:469] [c10d] The client socket has failed to connect to any network address of (node-0, 29500).",
+    "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to "
+    "(node-0, 29500).",
+    "[rank1]:[W1123 19:09:28.524127036 socket.cpp:752] [c10d] The client socket has failed to connect to "
+    "[node-0]:29500 (errno: 113 - No route to host).",
+])
+def test_store_connect_that_never_succeeds_is_reported(rules, final):
+    assert _report(rules, REFUSED_RETRY * 2 + final + "\n")[0] == "network-unreachable"
