@@ -164,3 +164,22 @@ def test_a_rank_read_from_the_environment_as_text_guards(tmp_path):
         assert not _hits(tmp_path, code), guard
     code = HEAD + 'if os.environ["LOCAL_RANK"] != "0":\n    torch.save(model.module.state_dict(), "last.pt")\n'
     assert _hits(tmp_path, code)
+
+
+GATHERED = HEAD + '''
+def evaluate(predictions, distributed):
+{branch}
+    torch.save(predictions, "predictions.pth")
+
+evaluate([1, 2], dist.is_initialized())
+'''
+
+
+def test_a_rank_zero_return_inside_the_distributed_branch_guards_what_follows(tmp_path):
+    for branch in ("    if distributed:\n        dist.barrier()\n        if dist.get_rank() != 0:\n            return",
+                   "    if dist.get_world_size() > 1:\n        if not dist.get_rank() == 0:\n            return {}\n"
+                   "    else:\n        predictions = list(predictions)",
+                   "    if not distributed:\n        predictions = list(predictions)\n    else:\n"
+                   "        if dist.get_rank() > 0:\n            return"):
+        assert not _hits(tmp_path, GATHERED.format(branch=branch)), branch
+    assert _hits(tmp_path, GATHERED.format(branch="    if distributed:\n        dist.barrier()"))

@@ -296,10 +296,17 @@ class ModuleIndex:
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
-        self._block(stmt.body, replace(ctx, sides=body_sides, dist_branch=dist, optional=optional))
-        self._block(stmt.orelse, replace(ctx, sides=else_sides, dist_branch=dist, optional=optional))
+        after_body = self._block_ctx(stmt.body, replace(ctx, sides=body_sides, dist_branch=dist, optional=optional))
+        after_else = self._block_ctx(stmt.orelse, replace(ctx, sides=else_sides, dist_branch=dist, optional=optional))
         if sides and _terminal(stmt.body) and not stmt.orelse:
             return replace(ctx, sides=else_sides)
+        if sides is None and _mentions(stmt.test, self.P.distributed_flag_words):
+            # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
+            # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
+            for after, other in ((after_body, stmt.orelse), (after_else, stmt.body)):
+                new = after.sides[len(ctx.sides):]
+                if new and all(side == RANK0 for _, side, _ in new) and not _terminal(other):
+                    return replace(ctx, sides=after.sides)
         return ctx
 
     def _mark_ifexp_arms(self) -> None:
