@@ -387,3 +387,13 @@ def test_a_driver_too_old_for_the_build_is_noted_in_a_cpu_run_and_the_cause_when
     # raised as an error (torch.cuda.init(), .cuda()) it is the diagnosis at once
     root, _ = _report(rules, "RuntimeError: The NVIDIA driver on your system is too old (found version 10020).")
     assert root == "library-version-incompatible"
+
+
+@pytest.mark.parametrize("line", ['RuntimeError: "addmm_impl_cpu_" not implemented for \'Half\'',
+                                  "ValueError: fp16 mixed precision requires a GPU (not 'mps').",
+                                  'RuntimeError: "addmm_cuda" not implemented for \'BFloat16\'',
+                                  "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU "
+                                  "with cuda>=11.0"])
+def test_half_precision_where_the_device_has_no_kernels_for_it(rules, line):
+    root, _ = _report(rules, line)
+    assert root == "precision-unsupported"
