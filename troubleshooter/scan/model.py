@@ -323,7 +323,7 @@ class ModuleIndex:
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
         loaded, Load = self.loaded, ast.Load
-        for node in walk(root):
+        for node in walk(root, operators=False):
             kind = node.__class__
             if kind is ast.Name:
                 if node.ctx.__class__ is Load:

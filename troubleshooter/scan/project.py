@@ -104,7 +104,7 @@ class Project:
             in_main = _is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
             names = main_refs if in_main else own_names
-            for node in walk(stmt):
+            for node in walk(stmt, operators=False):
                 kind = node.__class__
                 if kind is ast.Name:
                     if node.ctx.__class__ is ast.Load:
