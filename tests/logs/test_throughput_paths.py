@@ -140,3 +140,29 @@ def test_presence_anchors_first_seen_past_the_head_stop_being_reported_line_by_l
 def test_a_case_insensitive_group_gives_no_anchor(pattern, literals):
     """``(?i:...)`` matches any case: its text cannot be a (case-sensitive) anchor."""
     assert required_literals(pattern) == literals
+
+
+@pytest.mark.parametrize("extra", ["", "[2024-11-21 23:15:30,500] {false}\n", "{example}\n"])
+def test_many_false_candidates_are_skipped_in_bulk_unless_one_of_them_counts(rules, extra):
+    """40 lines holding a signature's anchor but not its message are dropped by one joined search;
+    a clock or a real match among them sends the lines down the line-by-line path."""
+    analyzer = LogAnalyzer(rules)
+    sig = next(s for s in analyzer.signatures if s.context_free and s.finding and s.anchors
+               and not s.regex.search(f"{s.anchors[0]} \u2603") and s.anchors[0].isascii())
+    example = _examples(rules, sig.id)[0]
+    false = f"{sig.anchors[0]} \u2603"
+    lines = [f"[rank{r % 8}]: {false}\n" for r in range(40)]
+    lines.insert(20, extra.format(false=false, example=example))
+    text = "".join(lines) + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    chunked, streamed = _both_paths(rules, text)
+    assert chunked == streamed
+    data = text.encode()
+    candidates, _ = analyzer.prefilter.scan(data)
+    inert = analyzer._inert(data, candidates)
+    if not extra:
+        assert len(inert) == 40
+    elif extra.startswith("[2024"):
+        assert not inert
+        assert json.loads(chunked)["log.out-of-memory"][0]["order"] == pytest.approx(1732231530.5)
+    else:
+        assert data.index(example.encode()) not in inert and sig.id in chunked

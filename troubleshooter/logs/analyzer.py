@@ -34,6 +34,7 @@ MAX_HITS = 4096          # distinct (finding, signature, rank) hits kept
 DETAIL_CHARS = 300
 CHAIN_LINES = 120        # how far a chained exception reaches back and forward from its marker line
 BLOCK = -1               # prefilter payload of the block tracker's anchors
+MIN_BATCH = 16           # candidate lines of one signature set in a chunk worth one joined search (_inert)
 MAX_RECORD_LINES = 8     # lines of one rank's record in torchrun's failure summary (time .. traceback)
 MAX_TEARDOWN_LINES = 4096  # exit lines of launcher summary records kept
 
@@ -168,6 +169,28 @@ class LogAnalyzer:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
         return {p for p in payloads if any(literal in raw for literal in self._literals[p])}
 
+    def _inert(self, data: bytes, candidates: list[tuple[int, set[int]]]) -> set[int]:
+        """Candidate lines that surely do nothing, found in bulk: the many lines of a chunk that share one
+        set of context-free signatures (an NCCL start-up line each rank prints) are joined and searched
+        once; when no signature and no clock is found in the whole text, none is in any of its lines."""
+        batches: dict[frozenset, list[int]] = {}
+        for start, payloads in candidates:
+            key = frozenset(payloads)
+            batch = batches.get(key)
+            if batch is None:
+                batch = batches[key] = []
+            batch.append(start)
+        inert: set[int] = set()
+        for payloads, starts in batches.items():
+            if len(starts) < MIN_BATCH or BLOCK in payloads or not all(self.signatures[p].context_free for p in payloads):
+                continue
+            ends = [data.find(b"\n", start) for start in starts]
+            text = b"\n".join(data[start:end if end >= 0 else len(data)] for start, end in zip(starts, ends))
+            text = text.decode("utf-8", "replace")
+            if not may_carry_timestamp(text) and not any(self.signatures[p].regex.search(text) for p in payloads):
+                inert.update(starts)
+        return inert
+
     def _may_act(self, text: str, payloads: set[int]) -> bool:
         """Whether analysing a candidate line can change anything: it feeds the block tracker, carries a
         timestamp (the order of later hits), or a signature may match it. A context-free pattern that
@@ -219,9 +242,9 @@ class LogAnalyzer:
             for value in scanned[key]:
                 self._collect(sig, sig.typed(value.decode("utf-8", "replace").strip()))
         resume = read_block(0)
-        blocks, literals = self.blocks, self._literals
+        blocks, literals, inert = self.blocks, self._literals, self._inert(data, candidates)
         for start, payloads in candidates:  # the hot loop: one pass per candidate line, kept flat
-            if start < resume:
+            if start < resume or start in inert:
                 continue
             end = data.find(b"\n", start)
             if end < 0:
