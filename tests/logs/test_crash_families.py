@@ -397,3 +397,13 @@ def test_a_driver_too_old_for_the_build_is_noted_in_a_cpu_run_and_the_cause_when
 def test_half_precision_where_the_device_has_no_kernels_for_it(rules, line):
     root, _ = _report(rules, line)
     assert root == "precision-unsupported"
+
+
+def test_cuda_that_cannot_initialise_in_a_forked_child(rules):
+    for text in ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+                 "you must use the 'spawn' start method",
+                 "RuntimeError: Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent "
+                 "call last):\n  File \"/w/data.py\", line 17, in _fast_collate\n    x = x.pin_memory()\n"
+                 "RuntimeError: CUDA error: initialization error"):
+        root, _ = _report(rules, text)
+        assert root == "cuda-init-before-fork"
