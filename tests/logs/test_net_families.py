@@ -256,3 +256,14 @@ def test_store_connect_retries_before_the_master_is_up_stay_clean(rules):
 ])
 def test_store_connect_that_never_succeeds_is_reported(rules, final):
     assert _report(rules, REFUSED_RETRY * 2 + final + "\n")[0] == "network-unreachable"
+
+
+def test_gloo_loopback_fallback_is_a_note_in_a_single_node_run(rules):
+    text = ("[W ProcessGroupGloo.cpp:694] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+            "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. "
+            "(function operator())\n[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer "
+            "ranks is : 1\nEpoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
+    assert _report(rules, text)[1] == []  # a note at most, never a warning
+    failing = text.replace("[Gloo] Rank 0 is connected", "RuntimeError: Gloo connectFullMesh failed with "
+                           "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n[Gloo] Rank 0 is connected")
+    assert _report(rules, failing)[1][0] == "wrong-network-interface"
