@@ -183,3 +183,27 @@ def test_a_rank_zero_return_inside_the_distributed_branch_guards_what_follows(tm
                    "        if dist.get_rank() > 0:\n            return"):
         assert not _hits(tmp_path, GATHERED.format(branch=branch)), branch
     assert _hits(tmp_path, GATHERED.format(branch="    if distributed:\n        dist.barrier()"))
+
+
+WRITER = HEAD + '''
+from torch.utils.tensorboard import SummaryWriter
+{make}
+for step in range(10):
+    opt.step()
+{write}
+'''
+
+
+def test_an_event_file_writer_written_on_rank0_only_is_not_a_second_run(tmp_path):
+    make = 'writer = SummaryWriter("runs/exp")'
+    for write in ('    if dist.get_rank() == 0:\n        writer.add_scalar("loss", 1.0, step)',
+                  '    if dist.get_rank() == 0:\n        writer.add_scalar("loss", 1.0, step)\n'
+                  '        writer.add_histogram("w", torch.zeros(3), step)'):
+        assert not _hits(tmp_path, WRITER.format(make=make, write=write)), write
+    for write in ('    writer.add_scalar("loss", 1.0, step)',  # written on every rank
+                  '    pass',  # never written here: what it is used for is not seen
+                  '    if dist.get_rank() == 0:\n        writer.add_scalar("loss", 1.0, step)\n    log_to(writer)'):
+        assert _warned(tmp_path, WRITER.format(make=make, write=write)), write
+    import_wandb = 'import wandb\nrun = wandb.init(project="p")'
+    assert _warned(tmp_path, WRITER.format(make=import_wandb,
+                                           write='    if dist.get_rank() == 0:\n        run.log({"loss": 1.0})'))

@@ -33,6 +33,8 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 if site.name in P.run_bound_tracker_calls and self._run_judged_elsewhere(m, site):
                     continue
+                if site.name in P.event_file_writers and self._written_on_rank0_only(m, site):
+                    continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
                 if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
@@ -59,6 +61,18 @@ class LoggingFromAllRanksChecker(Checker):
     def _in_training_loop(m, site) -> bool:
         """The innermost loop around the call steps an optimizer (a per-step line, not a per-epoch one)."""
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
+
+    @staticmethod
+    def _written_on_rank0_only(m, site) -> bool:
+        """``writer = SummaryWriter(...)`` on every rank, but every ``writer.add_*(...)`` on rank 0 only: the other
+        ranks' event files stay empty (a writer handed anywhere else is not followed: it still counts)."""
+        name = site.assigned_to
+        if not name:
+            return False
+        uses = [s for s in m.calls if s.recv == name]
+        handed = any(dotted(arg) == name for s in m.calls for arg in [*s.node.args, *(k.value for k in s.node.keywords)])
+        writes = [s for s in uses if s.method.startswith("add_")]
+        return bool(writes) and not handed and all(s.rank0 or s.rank_conditional for s in writes)
 
     @staticmethod
     def _run_judged_elsewhere(m, site) -> bool:
