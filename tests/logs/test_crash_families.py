@@ -407,3 +407,10 @@ def test_cuda_that_cannot_initialise_in_a_forked_child(rules):
                  "RuntimeError: CUDA error: initialization error"):
         root, _ = _report(rules, text)
         assert root == "cuda-init-before-fork"
+
+
+@pytest.mark.parametrize("tail", ["Process finished with exit code 1", "Command exited with non-zero status 2"])
+def test_an_ide_or_time_reporting_a_non_zero_exit_is_a_failure(rules, tail):
+    facts = analyse(rules, "epoch 1 loss 0.4\n" + tail + "\n")
+    assert shown(rules, facts) == ["unrecognized-failure"]
+    assert shown(rules, analyse(rules, "epoch 1 loss 0.4\nProcess finished with exit code 0\n")) == []

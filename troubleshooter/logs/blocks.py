@@ -26,7 +26,7 @@ ANCHORS = (
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
     "Out Of Memory", "mpirun noticed", '", line ', "exits with return code",
-    "StopIteration", "SystemExit", "terminated with",
+    "StopIteration", "SystemExit", "terminated with", "finished with exit code", "exited with non-zero status",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
@@ -47,6 +47,9 @@ _ONE_LINE_EXITS = (
     (re.compile(r"sigkill_handler\].*exits with return code = (?P<code>-?\d+)"), "deepspeed"),
     (re.compile(r"[Pp]rocess (?P<local>\d+) terminated with (?:exit code (?P<code>-?\d+)|signal (?P<signame>SIG[A-Z]+)"
                 r"|the following error)"), "mp.spawn"),
+    # an IDE's run console (PyCharm) and GNU time report the script's own non-zero exit
+    (re.compile(r"^Process finished with exit code (?P<code>-?[1-9]\d*)\b|^Command exited with non-zero status (?P<status>\d+)"),
+     "shell"),
 )
 # the launcher's own exceptions (raised in the agent after a worker failed): not a worker's first error
 _LAUNCHER_EXCEPTIONS = ("ChildFailedError", "SignalException")
@@ -197,7 +200,7 @@ class BlockTracker:
             if not match or len(self.failures) >= MAX_RECORDS:
                 continue
             g = match.groupdict()
-            code = int(g["code"]) if g.get("code") else None
+            code = int(g["code"]) if g.get("code") else int(g["status"]) if g.get("status") else None
             if g.get("signum"):
                 code = -int(g["signum"])
             elif (g.get("signame") or "").startswith("SIG") and g["signame"] in _signal.Signals.__members__:
