@@ -267,3 +267,13 @@ def test_gloo_loopback_fallback_is_a_note_in_a_single_node_run(rules):
     failing = text.replace("[Gloo] Rank 0 is connected", "RuntimeError: Gloo connectFullMesh failed with "
                            "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n[Gloo] Rank 0 is connected")
     assert _report(rules, failing)[1][0] == "wrong-network-interface"
+
+
+@pytest.mark.parametrize("event,failing", [
+    ("port error", True), ("local catastrophic error", True),
+    ("GID table change", False), ("port active", False), ("client reregistration", False),
+])
+def test_infiniband_async_events_error_or_informational(rules, event, failing):
+    line = f"node1:2001:2101 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : {event}\n"
+    text = line + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
+    assert (_report(rules, text)[1] != []) is failing
