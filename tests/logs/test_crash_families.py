@@ -414,3 +414,12 @@ def test_an_ide_or_time_reporting_a_non_zero_exit_is_a_failure(rules, tail):
     facts = analyse(rules, "epoch 1 loss 0.4\n" + tail + "\n")
     assert shown(rules, facts) == ["unrecognized-failure"]
     assert shown(rules, analyse(rules, "epoch 1 loss 0.4\nProcess finished with exit code 0\n")) == []
+
+
+def test_a_ray_worker_that_died_is_a_crash_and_yields_to_a_stated_cause(rules):
+    died = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+            "the problem, check the logs for the dead worker.")
+    root, _ = _report(rules, died)
+    assert root == "rank-crashed"
+    root, _ = _report(rules, died + "\nray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")
+    assert root == "out-of-memory"
