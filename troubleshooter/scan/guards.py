@@ -91,7 +91,8 @@ class RankLogic:
         is passed to (``Trainer(model, rank)``, ``mp.spawn(worker, ...)``), to a fixpoint."""
         params = _parameters(functions)
         spawners = {last(s) for s in self.P.spawners}
-        calls = [c for c in calls if last(dotted(c.func)) in params or last(dotted(c.func)) in spawners]
+        known = params.keys() | spawners
+        calls = [c for c in calls if last(dotted(c.func)) in known]
         # a predicate is a small function: its returns are read once
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
         for _ in range(3):

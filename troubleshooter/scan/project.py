@@ -476,6 +476,8 @@ class FileLookups:
         self._found: dict[tuple[str, str, int], str | None] = {}
         self._is_file: dict[str, bool] = {}
         self._is_dir: dict[str, bool] = {}
+        self._parents: dict[str, list[str]] = {}  # folder -> it and its two parents
+        self._heads: dict[tuple[str, str], bool] = {}  # (folder, top-level name) -> a package or module is there
 
     def key(self, path: str, tree: ast.Module | None = None) -> str:
         """The key of a module: its resolved path, or the tree's identity for a module without a file."""
@@ -489,10 +491,10 @@ class FileLookups:
             found = self._real[path] = os.path.realpath(path)
         return found
 
-    def resolve(self, path: str, imported: list[tuple[str, int]]) -> list[tuple[str, Path]]:
+    def resolve(self, path: str, imported: list[tuple[str, int]]) -> list[tuple[str, str]]:
         """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
         folder = os.path.dirname(str(path))
-        out: list[tuple[str, Path]] = []
+        out: list[tuple[str, str]] = []
         seen = {str(path)}
         for module, level in imported:
             if not module:
@@ -503,23 +505,37 @@ class FileLookups:
             found = self._found[at]
             if found is not None and found not in seen:
                 seen.add(found)
-                out.append((module, Path(found)))
+                out.append((module, found))
         return out
 
     def _find(self, folder: str, module: str, level: int) -> str | None:
         """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local."""
-        parents = [folder]
-        for _ in range(2):
-            parents.append(os.path.dirname(parents[-1]))
         parts = module.split(".")
-        for base in [parents[min(level - 1, 2)]] if level else parents:
-            if not self._dir(base) or not (self._dir(os.path.join(base, parts[0]))
-                                           or self._file(os.path.join(base, parts[0] + ".py"))):
-                continue  # cheap: the first part is not here
-            candidate = os.path.join(base, *parts)
-            return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if self._file(f)),
-                        None)
+        for base in self._bases(folder, level):
+            if self._holds(base, parts[0]):
+                candidate = os.path.join(base, *parts)
+                return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if self._file(f)),
+                            None)
         return None
+
+    def _bases(self, folder: str, level: int) -> list[str]:
+        """The folders an import is looked up from: the one ``level`` dots name, else the file's folder and its
+        two parents."""
+        parents = self._parents.get(folder)
+        if parents is None:
+            parents = self._parents[folder] = [folder, os.path.dirname(folder)]
+            parents.append(os.path.dirname(parents[-1]))
+        return [parents[min(level - 1, 2)]] if level else parents
+
+    def _holds(self, base: str, head: str) -> bool:
+        """``base`` is a folder holding a package or module ``head`` (asked once per folder and top-level name:
+        ``torch``, ``torch.nn`` and ``torch.nn.functional`` are one question)."""
+        at = (base, head)
+        found = self._heads.get(at)
+        if found is None:
+            found = self._heads[at] = self._dir(base) and (self._dir(os.path.join(base, head))
+                                                           or self._file(os.path.join(base, head + ".py")))
+        return found
 
     def _file(self, path: str) -> bool:
         found = self._is_file.get(path)
