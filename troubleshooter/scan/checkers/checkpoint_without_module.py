@@ -200,6 +200,8 @@ def _helper_wraps(m):
     """``model = build_model(...)`` where ``build_model`` is a function of this file whose every ``return`` hands
     back a DDP wrap (the call itself, or a name bound to it): that call site binds the wrapper."""
     wraps = {id(w.node) for w in ddp_wraps(m)}
+    if not wraps:
+        return []
     makers = set()
     for infos in m.functions.values():
         for info in infos:
@@ -247,7 +249,7 @@ def _keyed_wraps(m):
     """``models["generator"] = DDP(models["generator"], ...)``: (container, key, wrap call) for wrappers kept in a
     dict under a literal key (GAN / TTS trainers keep their networks this way)."""
     wraps = {id(w.node): w for w in ddp_wraps(m)}
-    for node in walk(m.tree):
+    for node in walk(m.tree) if wraps else ():
         if isinstance(node, ast.Assign) and id(node.value) in wraps and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Subscript) and dotted(node.targets[0].value) \
                 and isinstance(const(node.targets[0].slice, default=None), str):

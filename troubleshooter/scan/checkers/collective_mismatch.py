@@ -161,6 +161,7 @@ class CollectiveMismatchChecker(Checker):
         """Local function/method name -> the collective it runs on rank 0's path (transitively)."""
         runs: dict[str, str] = {}
         for _ in range(4):
+            before = len(runs)
             for site in m.calls:
                 func = site.ctx.func
                 if func is None or func.name == "<class>" or func.name in runs:
@@ -173,6 +174,8 @@ class CollectiveMismatchChecker(Checker):
                     callee = local_callee(m, site)
                     if callee is not None and callee.name in runs and callee is not func:
                         runs[func.name] = f"{callee.name}() at line {site.line}"
+            if len(runs) == before:
+                break  # a pass that found nothing new: the next would not either
         return runs
 
 
