@@ -104,3 +104,14 @@ def test_a_rank_zero_first_context_entered_before_the_load_orders_it(tmp_path):
     assert "hf-cache-contention" not in hits
     hits, _ = _scan(tmp_path, HUB.format(loads=loads.replace("cdist.local_rank_zero_download_and_wait", "open")))
     assert "hf-cache-contention" in hits
+
+
+def test_a_load_from_a_local_directory_by_its_name_is_not_a_hub_download(tmp_path):
+    for name in ("args.output_dir", "tokenizer_save_dir", "local_folder_path", "tmp_path", "checkpoint_dir",
+                 "cfg.save_path"):
+        loads = f'model = AutoModelForCausalLM.from_pretrained({name})\n'
+        hits, _ = _scan(tmp_path, HUB.format(loads=loads))
+        assert "hf-cache-contention" not in hits, name
+    for name in ("args.model_name_or_path", "model_id", "cfg.model_name"):
+        hits, _ = _scan(tmp_path, HUB.format(loads=f'model = AutoModelForCausalLM.from_pretrained({name})\n'))
+        assert "hf-cache-contention" in hits, name

@@ -19,7 +19,7 @@ REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "glo
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
               "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives",
-              "checkpoint_payload_calls")
+              "checkpoint_payload_calls", "local_directory_names")
 MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches before it starts afresh
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"

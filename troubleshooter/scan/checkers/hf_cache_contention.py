@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.model import const, last, source
+from troubleshooter.scan.model import const, dotted, last, source
 
 
 class HfCacheContentionChecker(Checker):
@@ -50,6 +50,8 @@ class HfCacheContentionChecker(Checker):
             ident = const(name)
             if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:
                 continue
+            if name is not None and P.matches("local_directory_names", last(dotted(name))):
+                continue  # from_pretrained(output_dir): a local folder, not the Hub
             if self._barrier_before(m, site):
                 continue
             what = f"{site.recv}.{site.method}" if site.recv else site.method
