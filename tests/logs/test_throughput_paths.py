@@ -166,3 +166,13 @@ def test_many_false_candidates_are_skipped_in_bulk_unless_one_of_them_counts(rul
         assert json.loads(chunked)["log.out-of-memory"][0]["order"] == pytest.approx(1732231530.5)
     else:
         assert data.index(example.encode()) not in inert and sig.id in chunked
+
+
+def test_unique_fact_values_are_read_between_the_first_and_last_anchor(rules):
+    sig = next(s for s in LogAnalyzer(rules).signatures
+               if s.fact and s.collect == "unique" and s.context_free and len(s.anchors) == 1)
+    examples = _examples(rules, sig.id)
+    data = ("step 1 loss 0.5\n" * 50 + "\n".join(examples) + "\n" + "step 2 loss 0.4\n" * 50
+            + "\n".join(reversed(examples)) + "\nstep 3\n").encode()
+    assert sig.bulk_values(data) == list(dict.fromkeys(sig.bregex.findall(data))) != []
+    assert sig.bulk_values(b"step 1 loss 0.5\n" * 20) == []

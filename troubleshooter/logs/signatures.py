@@ -106,9 +106,10 @@ class Signature:
 
     def bulk_values(self, data: bytes) -> list[bytes]:
         """The raw values a fact signature collects from a chunk of whole lines: ``bregex.findall(data)``,
-        cut to what ``collect`` keeps (the first, the last, or each distinct value once). The last is read
-        from the end: a fact pattern never matches a newline, so for a context-free one the last line with
-        a match holds the last match of the chunk."""
+        cut to what ``collect`` keeps (the first, the last, or each distinct value once). A fact pattern never
+        matches a newline, so for a context-free one the last line with a match holds the last match of the
+        chunk (read from the end), and with a single anchor only the lines from its first occurrence to its
+        last are scanned (NCCL start-up lines early in a long log cost little)."""
         assert self.bregex is not None
         if self.collect == "first":
             match = self.bregex.search(data)
@@ -122,7 +123,14 @@ class Signature:
                     return found[-1:]
                 end = start
             return []
-        found = self.bregex.findall(data)
+        start, stop = 0, len(data)
+        if self.context_free and len(self.anchors) == 1:  # only the lines from the first anchor to the last
+            anchor = self.anchors[0].encode("utf-8")
+            first, last = data.find(anchor), data.rfind(anchor)
+            if first < 0:
+                return []
+            start, stop = data.rfind(b"\n", 0, first) + 1, data.find(b"\n", last)
+        found = self.bregex.findall(data, start, len(data) if stop < 0 else stop)
         return found[-1:] if self.collect == "last" else list(dict.fromkeys(found))
 
     def extract(self, match: re.Match) -> dict[str, Any]:
