@@ -155,6 +155,9 @@ HOST_KILL = [
     "mpirun noticed that process rank 0 with PID 0 on node gpu1 exited on signal 9 (Killed).",
     "  1%|█▏ | 21/1423 [00:02<02:09, 10.81it/s]已杀死",
     "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
+    'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+    '"C:\\Users\\u\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+    "MemoryError",
     "RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.",
     "srun: error: ramses16304: task 0: Killed",
     # the scheduler's own memory enforcement: SLURM (old and new), PBS, LSF
