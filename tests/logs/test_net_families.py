@@ -277,3 +277,12 @@ def test_infiniband_async_events_error_or_informational(rules, event, failing):
     line = f"node1:2001:2101 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : {event}\n"
     text = line + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
     assert (_report(rules, text)[1] != []) is failing
+
+
+def test_a_30_minute_bar_long_before_the_timeout_does_not_explain_it(rules):
+    """The phase that ran out the clock is the one right before the timeout, not an epoch bar far above it."""
+    text = ("Epoch 1:  50%|#####     | 250/500 [30:02<30:00, 0.14it/s, loss=0.5]\n"
+            + "".join(f"{{'loss': 0.{i:03d}, 'epoch': 1.{i:03d}}}\n" for i in range(60))
+            + "RuntimeError: Socket Timeout\n")
+    assert _report(rules, text)[0] == "network-unreachable"
+
