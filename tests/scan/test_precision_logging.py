@@ -207,3 +207,13 @@ def test_an_event_file_writer_written_on_rank0_only_is_not_a_second_run(tmp_path
     import_wandb = 'import wandb\nrun = wandb.init(project="p")'
     assert _warned(tmp_path, WRITER.format(make=import_wandb,
                                            write='    if dist.get_rank() == 0:\n        run.log({"loss": 1.0})'))
+
+
+def test_a_tracker_switched_off_by_rank_through_the_environment_runs_on_rank0(tmp_path):
+    for switch in ('os.environ["WANDB_MODE"] = "disabled" if dist.get_rank() != 0 else "online"',
+                   'if dist.get_rank() != 0:\n    os.environ["WANDB_MODE"] = "disabled"',
+                   'if not dist.get_rank() == 0:\n    os.environ["WANDB_DISABLED"] = "true"'):
+        code = HEAD + f'import wandb\n{switch}\nwandb.init(project="p")\n'
+        assert not _hits(tmp_path, code), switch
+    for switch in ('os.environ["WANDB_MODE"] = "offline"', 'os.environ["OTHER"] = str(dist.get_rank())'):
+        assert _warned(tmp_path, HEAD + f'import wandb\n{switch}\nwandb.init(project="p")\n'), switch

@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains
-from troubleshooter.scan.model import dotted, last, walk
+from troubleshooter.scan.model import const, dotted, last, walk
 
 
 class LoggingFromAllRanksChecker(Checker):
@@ -23,6 +23,7 @@ class LoggingFromAllRanksChecker(Checker):
         levels_by_rank = (m.project is not None and m.project.logging_by_rank) or any(
             s.method in P.log_level_setters and (s.rank_conditional or m.mentions_rank(s.node)) for s in m.calls)
         loggers = self._loggers(m)
+        switched_off = None  # packages whose trackers the environment turns off by rank (computed when needed)
         callbacks = self._registered_callbacks(m)
         for site in m.calls:
             if site.rank0 or (site.func and site.func.name in callbacks):
@@ -34,6 +35,10 @@ class LoggingFromAllRanksChecker(Checker):
                 if site.name in P.run_bound_tracker_calls and self._run_judged_elsewhere(m, site):
                     continue
                 if site.name in P.event_file_writers and self._written_on_rank0_only(m, site):
+                    continue
+                if switched_off is None:
+                    switched_off = _switched_off_by_rank(m)
+                if site.name.partition(".")[0] in switched_off:
                     continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
@@ -156,9 +161,31 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
 def _enclosing_tests(m, site) -> list[ast.AST]:
     """The tests of the ``if`` statements (and conditional expressions) around a call in its function."""
     scope = site.ctx.func.node if site.ctx.func is not None else m.tree
+    return _tests_around(m, scope, site.node)
+
+
+def _tests_around(m, scope: ast.AST, target: ast.AST) -> list[ast.AST]:
     return [node.test for node in m.nodes_in(scope) if isinstance(node, (ast.If, ast.IfExp))
-            and any(contains(stmt, site.node) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
+            and any(contains(stmt, target) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
                     + ([node.orelse] if isinstance(node, ast.IfExp) else node.orelse))]
+
+
+def _switched_off_by_rank(m) -> set[str]:
+    """Packages (``wandb``) whose switch variable the module sets in ``os.environ`` from a rank expression or under
+    a rank test: their trackers run on rank 0 only."""
+    switches = {variable: package for package, _, variable in
+                (item.partition(":") for item in m.P.tracker_switch_variables)}
+    found = set()
+    for node in m.nodes_in(m.tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            key = const(target.slice) if isinstance(target, ast.Subscript) else None
+            if (isinstance(key, str) and key in switches and dotted(target.value) == "os.environ" and (
+                    m.mentions_rank(node.value) or any(m.mentions_rank(test) or m.guards.classify(test)
+                                                       for test in _tests_around(m, m.tree, node)))):
+                found.add(switches[key])
+    return found
 
 
 CHECKER = LoggingFromAllRanksChecker()
