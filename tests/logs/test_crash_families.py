@@ -426,3 +426,14 @@ def test_a_ray_worker_that_died_is_a_crash_and_yields_to_a_stated_cause(rules):
     assert root == "rank-crashed"
     root, _ = _report(rules, died + "\nray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")
     assert root == "out-of-memory"
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: Distributed package doesn't have NCCL built in",
+    "torch.distributed.DistStoreError: use_libuv was requested but PyTorch was built without libuv support, run with "
+    "USE_LIBUV=0 to disable it.",
+    "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+])
+def test_a_torch_build_without_a_distributed_component(rules, line):
+    root, _ = _report(rules, line)
+    assert root == "backend-unavailable"
