@@ -17,6 +17,8 @@ from troubleshooter.scan.patterns import Patterns
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
+# The only expressions is_rank_expr or classify can find a rank in (a literal, a list, arithmetic... never are).
+_RANK_VALUES = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp})
 
 
 def walk(root: ast.AST, operators: bool = True) -> Iterator[ast.AST]:
@@ -95,6 +97,7 @@ class RankLogic:
         calls = [c for c in calls if last(dotted(c.func)) in known]
         # a predicate is a small function: its returns are read once
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
+        assigns = [a for a in assigns if a.value.__class__ in _RANK_VALUES]  # no other value is ever read as one
         for _ in range(3):
             before = len(self.rank_vars) + len(self.main_vars)
             for stmt in assigns:
@@ -195,7 +198,7 @@ class RankLogic:
 
     def mentions_rank(self, node: ast.AST) -> bool:
         """True when any part of ``node`` is a rank expression."""
-        return any(self.is_rank_expr(n) for n in walk(node)
+        return any(self.is_rank_expr(n) for n in walk(node, operators=False)
                    if isinstance(n, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)))
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:

@@ -465,10 +465,12 @@ def _terminal(body: list[ast.stmt]) -> bool:
 
 
 def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
-    for sub in walk(node):
+    for sub in walk(node, operators=False):
         text = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
-        if text and any(w in text.lower() for w in words):
-            return True
+        if text:
+            text = text.lower()
+            if any(w in text for w in words):
+                return True
     return False
 
 
