@@ -214,6 +214,7 @@ DEVICE_MISMATCH = [
     "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cpu and parameter "
     "tensor at cuda:0",
     "RuntimeError: No backend type associated with device type cpu",
+    "RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'",
 ]
 
 # The scheduler's wall-time limit, in SLURM's, PBS's and LSF's words.
