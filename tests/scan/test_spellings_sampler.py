@@ -169,3 +169,13 @@ def test_hand_written_accelerator_in_a_local_module(tmp_path, loader_branch, fou
     (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
     for paths in ([str(tmp_path / "train.py")], [str(tmp_path)]):
         assert (ID in scan_paths(paths).hits) is found
+
+
+@pytest.mark.parametrize("loader, found", [
+    ("loader = DataLoader(data, 8, True)", True),  # shuffle given by position, no sampler
+    ("loader = DataLoader(data, 8, False, DistributedSampler(data))", False),  # sampler by position
+    ("loader = DataLoader(data, 8, False, None, BatchSampler(DistributedSampler(data), 8, False))", False),
+])
+def test_positional_arguments_of_torch_dataloader(tmp_path, loader, found):
+    imports = "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler"
+    assert (ID in scan_ids(tmp_path, RAW.format(imports=imports, loader=loader))) is found

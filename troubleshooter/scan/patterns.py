@@ -25,7 +25,7 @@ MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches befor
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs")
 KEYS = (
-    "ddp_wrappers", "dataparallel", "dataloaders", "distributed_samplers", "loader_sharders",
+    "ddp_wrappers", "dataparallel", "dataloaders", "torch_signature_loaders", "distributed_samplers", "loader_sharders",
     "init_process_group", "destroy_process_group", "set_device", "spawners", "collectives",
     "main_process_names", "rank_names", "rank_zero_decorators", "rank_zero_first_contexts",
     "hf_cache_loaders", "print_calls", "logging_methods", "logging_modules", "tracker_calls",

@@ -28,13 +28,16 @@ class MissingDistributedSamplerChecker(Checker):
             spread = _spread_keywords(m, site)
             if spread is None:
                 continue  # **kwargs of unknown content: cannot tell
-            sampler = site.kw("sampler") or site.kw("batch_sampler") or spread.get("sampler") or spread.get("batch_sampler")
+            given = [_keyword_or_position(m, site, "sampler", 3), _keyword_or_position(m, site, "batch_sampler", 4),
+                     spread.get("sampler"), spread.get("batch_sampler")]
+            sampler = next((g for g in given if g is not None and const(g, default=...) is not None),
+                           next((g for g in given if g is not None), None))
             local = self._local_sampler(m, sampler, site)
             if sampler is not None and const(sampler, default=...) is not None and not local and not _always_none(
                     m, sampler, site):
                 continue
-            if len(site.node.args) > 2 or site.rank0:
-                continue  # positional sampler: cannot tell
+            if (len(site.node.args) > 2 and site.name not in m.P.torch_signature_loaders) or site.rank0:
+                continue  # positional arguments of an unknown signature: cannot tell
             dataset = dataset_name(site)
             if dataset and self._sharded_or_iterable(m, dataset, site):
                 continue
@@ -135,7 +138,8 @@ class MissingDistributedSamplerChecker(Checker):
 
     @classmethod
     def _trains(cls, m, site) -> bool:
-        if truthy_literal(site.kw("shuffle")) or resolved_const(m, site.kw("shuffle"), site) is True:
+        shuffle = _keyword_or_position(m, site, "shuffle", 2)
+        if truthy_literal(shuffle) or resolved_const(m, shuffle, site) is True:
             return True
         name = site.assigned_to
         if not name:
@@ -195,6 +199,12 @@ def _shards(m, site) -> bool:
                 seen.add(id(further))
                 todo.append(further)
     return False
+
+
+def _keyword_or_position(m, site, keyword: str, position: int) -> ast.AST | None:
+    """A DataLoader argument given by keyword, or by position for a loader with torch's signature
+    (``DataLoader(ds, 64, False, sampler)``)."""
+    return site.kw(keyword) if site.name not in m.P.torch_signature_loaders else site.arg(position, keyword)
 
 
 def _foreign_method_shards(m, site) -> bool:
