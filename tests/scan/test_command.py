@@ -106,3 +106,46 @@ def test_report_formats_follow_the_output_extension(tmp_path):
     assert main(["scan", BUGGY, "--format", "md", "-o", str(md)]) == 1
     assert html.read_text().startswith("<!DOCTYPE html>") and "missing-distributed-sampler" in html.read_text()
     assert md.read_text().startswith("# DDP diagnosis (scan)") and "`missing-distributed-sampler`" in md.read_text()
+
+
+MIXED = '''
+import os
+import torch
+import torch.distributed as dist
+import wandb
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(torch.nn.Linear(2, 2).cuda(local_rank), device_ids=[local_rank])
+    sampler = DistributedSampler(range(10))
+    loader = DataLoader(range(10), batch_size=2, sampler=sampler)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    wandb.init(project="x")
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        for x in loader:
+            loss = model(x.float().cuda(local_rank)).sum()
+            loss.backward()
+            opt.step()
+            print("loss", loss.item())
+    dist.destroy_process_group()
+'''
+
+
+def test_each_hit_shows_its_own_severity_when_a_finding_mixes_them(tmp_path, capsys):
+    """A tracker on every rank is a warning, a print in the loop only a note: one finding, two severities."""
+    script = tmp_path / "train.py"
+    script.write_text(MIXED)
+    assert main(["scan", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}:18: warning logging-from-all-ranks: wandb.init()" in out
+    assert f"{script}:25: info logging-from-all-ranks: print()" in out
+    assert main(["scan", str(script), "--format", "json", "-o", str(tmp_path / "r.json")]) == 1
+    finding = json.loads((tmp_path / "r.json").read_text())["findings"][0]
+    assert finding["severity"] == "warning"
+    assert [ev.get("severity") for ev in finding["evidence"]] == [None, "info"]

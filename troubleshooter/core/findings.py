@@ -27,7 +27,7 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         """JSON form; empty optional fields are dropped."""
         data = {"source": self.source, "rank": self.rank, "detail": self.detail}
-        for key in ("path", "line"):
+        for key in ("path", "line", "severity"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.facts:
@@ -41,7 +41,7 @@ class Evidence:
         """Inverse of :meth:`to_dict`."""
         return cls(source=data.get("source", ""), detail=data.get("detail", ""), rank=data.get("rank"),
                    path=data.get("path"), line=data.get("line"), facts=dict(data.get("facts") or {}),
-                   vars=dict(data.get("vars") or {}))
+                   vars=dict(data.get("vars") or {}), severity=data.get("severity"))
 
 
 @dataclass

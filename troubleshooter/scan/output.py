@@ -23,7 +23,8 @@ def _rows(doc: Mapping[str, Any]) -> list[tuple[str, int, str, str, str]]:
         for ev in finding.get("evidence", []):
             if ev.get("path"):
                 located = True
-                rows.append((ev["path"], ev.get("line") or 1, finding["id"], finding["severity"], ev.get("detail", "")))
+                severity = ev.get("severity") or finding["severity"]  # a hit may be weaker than its finding
+                rows.append((ev["path"], ev.get("line") or 1, finding["id"], severity, ev.get("detail", "")))
         if not located:
             details = "; ".join(ev.get("detail", "") for ev in finding.get("evidence", []))
             rows.append(("", 0, finding["id"], finding["severity"], f"{finding.get('title', '')}: {details}".strip(": ")))
