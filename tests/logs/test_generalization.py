@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.logs.helpers import analyse_lines, shown
+from tests.logs.helpers import analyse_lines, findings_of, shown
 
 
 def test_the_original_reason_beats_the_abort_that_quotes_it(rules):
@@ -140,3 +140,14 @@ def test_caused_by_names_the_reason_but_may_be_caused_by_is_only_advice(rules):
     facts = analyse_lines(rules, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3. "
                           "This may be caused by: NCCL WARN Call to shm_open failed\n")
     assert any(hit["id"] == "nccl-error" for hit in facts.get("log.suppressed", []))  # recorded, then outranked
+
+
+def test_titles_name_what_the_log_shows(rules):
+    def title(line: str) -> str:
+        return findings_of(rules, analyse_lines(rules, line))[0].title
+
+    assert title("""RuntimeError: "addmm_impl_cpu_" not implemented for 'Half'""").startswith("Half precision (fp16)")
+    assert title("RuntimeError: Current CUDA Device does not support bfloat16.").startswith("bf16 requested")
+    assert title("RuntimeError: Distributed package doesn't have NCCL built in") == "NCCL is not built into this PyTorch"
+    assert title("AttributeError: module 'torch.distributed' has no attribute 'init_process_group'") == (
+        "The distributed backend this run needs is not built into this PyTorch")
