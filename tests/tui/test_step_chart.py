@@ -61,3 +61,20 @@ async def test_evidence_panel_shows_readable_values_and_the_chart(snap_app) -> N
     assert "net.interfaces:\n" in text and "{" not in text  # a mapping is a small table: one row per interface
     assert any(line.split()[:4] == ["lo", "yes", "65536", "127.0.0.1"] for line in text.splitlines()), text
     assert "collective.algbw_gbps = 0.925 GB/s" in text and "trainstep.accum_sync_s = 102 ms" in text
+
+
+@pytest.mark.asyncio
+async def test_evidence_panel_masks_secrets_like_the_reports(snap_app) -> None:  # noqa: F811
+    from troubleshooter.tui.widgets.evidence_panel import EvidencePanel
+
+    token = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    result = ProbeResult("launcher", status="error", message=f"login failed with token {token}",
+                         facts={"launcher.env": {"HF_TOKEN": token, "MASTER_PORT": "29500"}})
+    async with snap_app.run_test(size=(120, 40)) as pilot:
+        panel = EvidencePanel()
+        await snap_app.screen.mount(panel)
+        panel.show([result], {}, {}, [])
+        await pilot.pause()
+        text = panel.render().plain
+    assert "MASTER_PORT" in text and "29500" in text and "login failed" in text
+    assert "hf_AbC" not in text

@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from troubleshooter.report.redact import redact_text
 from troubleshooter.tui.messages import InvestigationChanged
 from troubleshooter.tui.widgets.breadcrumb import Breadcrumb
 from troubleshooter.tui.widgets.evidence_panel import EvidencePanel
@@ -139,12 +140,12 @@ class WalkScreen(Screen):
         lines = Text()
         if state.conclusions:
             question = "Diagnosis: " + "; ".join(
-                findings[c].title if c in findings else c for c in state.conclusions)
+                redact_text(findings[c].title) if c in findings else c for c in state.conclusions)
         else:
             question = "No known cause matched on this path."
         for c in state.conclusions:
             if c in findings and findings[c].gate_unmet:
-                lines.append(f"Not yet: {findings[c].gate_unmet}\n", style="bold")
+                lines.append(f"Not yet: {redact_text(findings[c].gate_unmet)}\n", style="bold")
         for step in node.get("next_steps") or []:
             lines.append(f"• {step}\n")
         options = [Option("See the diagnosis: evidence, fix, export", id="diagnosis"),

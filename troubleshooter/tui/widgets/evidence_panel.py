@@ -1,4 +1,5 @@
-"""The evidence gathered so far: probe runs with their status, the facts they measured, the answers given."""
+"""The evidence gathered so far: probe runs with their status, the facts they measured, the answers given
+(secrets masked as in the reports)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from textual.widgets import Static
 
 from troubleshooter.core.values import fact_lines
 from troubleshooter.report.figures import step_figure
+from troubleshooter.report.redact import redact, redact_text
 from troubleshooter.report.render import STATUS_ICONS
 from troubleshooter.tui.widgets.step_chart import step_text
 
@@ -46,13 +48,14 @@ class EvidencePanel(Static):
             text.append(f"{STATUS_ICONS.get(result.status, '?')} {label}", style="bold")
             text.append(f" {result.status} {result.duration_s:.1f}s\n", style="dim")
             if result.message:
-                text.append(f"  {_short(result.message)}\n", style="italic")
+                text.append(f"  {_short(redact_text(result.message))}\n", style="italic")
             if result.probe in seen:
                 continue
             seen.add(result.probe)
             keys = sorted(result.facts)
             for key in keys[:MAX_FACTS]:
-                first, *rest = fact_lines(key, facts.get(key, result.facts[key]), limit=MAX_ROWS)
+                value = redact({key: facts.get(key, result.facts[key])})[key]
+                first, *rest = fact_lines(key, value, limit=MAX_ROWS)
                 name, sep, value = first.partition(" = ") if " = " in first else (first, "", "")
                 text.append(f"  {name}{sep}", style="dim")
                 text.append(_short(value) + "\n")
