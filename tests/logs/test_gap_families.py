@@ -1,0 +1,112 @@
+"""Log families no finding covered before (issue 11, session 3): a CUDA kernel fault or a GPU hardware
+fault, reported asynchronously at a later call. Each family is pinned by several real wordings (torch 1.x
+THC, torch 2.x c10, NCCL's WARN lines, ROCm, the driver's Xid lines), with near misses and healthy lines
+that must stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import analyse, findings_of, shown, torchrun_summary
+
+
+def _report(rules, text: str) -> tuple[str | None, list[str]]:
+    """(root cause id, ids shown as warning/error) for a log given as text."""
+    facts = analyse(rules, text)
+    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
+
+
+ASYNC_NOTE = ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+              "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+              "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+
+TRACEBACK = ('Traceback (most recent call last):\n  File "/w/train.py", line 88, in <module>\n    main()\n'
+             '  File "/w/train.py", line 61, in main\n    loss.backward()\n')
+
+KERNEL_FAULTS = [
+    TRACEBACK + "RuntimeError: CUDA error: an illegal memory access was encountered\n" + ASYNC_NOTE,
+    "[rank0]:[E504 22:44:08.389636235 ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process "
+    "group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\n"
+    + ASYNC_NOTE + "terminate called after throwing an instance of 'c10::DistBackendError'\n",
+    "node1:10225:10549 [0] enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'\n"
+    "node1:10225:10549 [0] NCCL INFO group.cc:231 -> 1\n",
+    "RuntimeError: cuda runtime error (700) : an illegal memory access was encountered at "
+    "/pytorch/aten/src/THC/THCCachingHostAllocator.cpp:278\n",
+    TRACEBACK + "RuntimeError: CUDA error: unspecified launch failure\n" + ASYNC_NOTE,
+    TRACEBACK + "RuntimeError: CUDA error: misaligned address\n" + ASYNC_NOTE,
+    TRACEBACK + "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, "
+    "opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
+    TRACEBACK + "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n",
+    "Memory access fault by GPU node-2 (Agent handle: 0x55d1c2f0) on address 0x7f3a00000000. Reason: Page not "
+    "present or supervisor privilege.\n",
+    "[ 812.112233] NVRM: Xid (PCI:0000:3b:00): 31, pid=1234, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS\n",
+]
+
+
+@pytest.mark.parametrize("text", KERNEL_FAULTS)
+def test_kernel_faults_are_one_family(rules, text):
+    root, ids = _report(rules, text)
+    assert root == "cuda-kernel-fault"
+    assert ids[0] == "cuda-kernel-fault"
+
+
+HARDWARE_FAULTS = [
+    TRACEBACK + "RuntimeError: CUDA error: uncorrectable ECC error encountered\n" + ASYNC_NOTE,
+    "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at "
+    "/pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265\nterminate called without an active exception\n",
+    "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: CUDA error: "
+    "uncorrectable ECC error encountered\n" + ASYNC_NOTE,
+    "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=12345, GPU has fallen off the bus.\n",
+    "NVRM: Xid (PCI:0000:18:00): 48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been "
+    "detected on GPU in the framebuffer at partition 6, subpartition 0.\n",
+]
+
+
+@pytest.mark.parametrize("text", HARDWARE_FAULTS)
+def test_gpu_hardware_faults_are_named_as_hardware(rules, text):
+    facts = analyse(rules, text)
+    assert (facts.get("log.root_cause") or {}).get("id") == "cuda-kernel-fault"
+    first = findings_of(rules, facts)[0]
+    assert first.id == "cuda-kernel-fault"
+    assert "hardware" in first.title
+
+
+def test_a_kernel_fault_outranks_the_collective_timeouts_and_teardown_it_causes(rules):
+    failing = TRACEBACK + "RuntimeError: CUDA error: an illegal memory access was encountered\n" + ASYNC_NOTE
+    text = ("".join(f"[rank1]:{line}\n" for line in failing.splitlines())
+            + "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600091 "
+            "milliseconds before timing out.\n" + torchrun_summary(1, killed=((0, 15),)))
+    root, ids = _report(rules, text)
+    assert root == "cuda-kernel-fault"
+    assert ids[0] == "cuda-kernel-fault"
+
+
+def test_a_kernel_assertion_still_names_the_cause_before_the_illegal_access_echo(rules):
+    text = ("/w/aten/src/ATen/native/cuda/Indexing.cu:1141: indexSelectLargeIndex: block: [194,0,0], thread: "
+            "[96,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" + TRACEBACK
+            + "RuntimeError: CUDA error: device-side assert triggered\n" + ASYNC_NOTE
+            + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    root, _ = _report(rules, text)
+    assert root == "cuda-device-assert"
+
+
+QUIET = [
+    # nvidia-smi's table and query output name ECC and Xid without any fault
+    "| N/A   34C    P0    56W / 400W |      0MiB / 81920MiB |      0%      Default |\n"
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n",
+    "    ECC Errors\n        Volatile\n            DRAM Uncorrectable      : 0\n",
+    # the advice lines torch prints, alone, and users' own settings
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\nexport CUDA_LAUNCH_BLOCKING=1\n",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+    # prose near misses: no CUDA error framing around the words
+    "note: the struct uses a misaligned address for packing\n",
+    "Epoch 3 | step 400 | loss 0.412 | checked for illegal memory accesses: none\n",
+]
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_healthy_lines_about_ecc_and_cuda_errors_stay_quiet(rules, text):
+    root, ids = _report(rules, text)
+    assert root is None
+    assert "cuda-kernel-fault" not in ids
