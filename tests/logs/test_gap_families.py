@@ -110,3 +110,37 @@ def test_healthy_lines_about_ecc_and_cuda_errors_stay_quiet(rules, text):
     root, ids = _report(rules, text)
     assert root is None
     assert "cuda-kernel-fault" not in ids
+
+
+IPV6_GAI = ("[W1008 23:40:22.781961348 socket.cpp:767] [c10d] The IPv6 network addresses of (job-host1.internal, "
+            "50745) cannot be retrieved (gai error: -2 - Name or service not known).\n")
+STORE_FAILURES = [
+    "[W1008 23:40:22.836678340 socket.cpp:767] [c10d] The client socket has failed to connect to "
+    "[job-host1.internal]:50745 (errno: 22 - Invalid argument).\n",
+    "torch.distributed.DistNetworkError: The client socket has timed out after 900000ms while trying to connect to "
+    "(job-host1.internal, 50745).\n",
+    "torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of "
+    "(job-host1.internal, 50745).\n",
+]
+
+
+@pytest.mark.parametrize("failure", STORE_FAILURES)
+@pytest.mark.parametrize("ipv6_first", [True, False])
+def test_an_unresolvable_name_explains_the_store_failure_in_either_order(rules, failure, ipv6_first):
+    text = IPV6_GAI * 3 + failure if ipv6_first else failure + IPV6_GAI * 3
+    _, ids = _report(rules, text)
+    assert ids[0] == "master-addr-unresolvable"
+
+
+def test_ipv6_lookup_warnings_alone_stay_quiet_in_a_run_that_trains(rules):
+    text = IPV6_GAI * 4 + "".join(f"[rank0]: epoch 0 step {step} loss 0.{step}\n" for step in range(1, 6))
+    root, ids = _report(rules, text)
+    assert root is None
+    assert ids == []
+
+
+def test_a_kernel_fault_without_rank_prefixes_still_precedes_the_crash_it_explains(rules):
+    text = (TRACEBACK + "RuntimeError: CUDA error: an illegal memory access was encountered\n" + ASYNC_NOTE
+            + torchrun_summary(1, killed=((0, 15),)))
+    _, ids = _report(rules, text)
+    assert ids[0] == "cuda-kernel-fault"

@@ -94,7 +94,7 @@ class LogAnalyzer:
         self.prefilter = Prefilter(anchors, presence, engine)
         # the prefilter matches pieces of anchors; a candidate must contain a whole one
         self._literals: dict[int, tuple[bytes, ...]] = {}
-        for literal, payload in {**anchors, **presence}.items():
+        for literal, payload in [*anchors.items(), *presence.items()]:  # one literal may be both kinds
             for index in payload:
                 self._literals[index] = self._literals.get(index, ()) + (literal.encode("utf-8"),)
         self.blocks = BlockTracker()
