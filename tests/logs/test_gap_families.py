@@ -144,3 +144,52 @@ def test_a_kernel_fault_without_rank_prefixes_still_precedes_the_crash_it_explai
             + torchrun_summary(1, killed=((0, 15),)))
     _, ids = _report(rules, text)
     assert ids[0] == "cuda-kernel-fault"
+
+
+SAVE_TRACEBACK = ('Traceback (most recent call last):\n  File "/env/lib/python3.10/site-packages/torch/serialization.py", '
+                  'line 652, in save\n    _save(obj, opened_zipfile, pickle_module, pickle_protocol)\n')
+DISK_WRITES = [
+    SAVE_TRACEBACK + "RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file "
+    "data/3: file write failed\n",
+    "[rank0]: RuntimeError: [enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file data.pkl: "
+    "file write failed\n",
+    "RuntimeError: [enforce fail at ..\\caffe2\\serialize\\inline_container.cc:337] . unexpected pos 190007680 vs "
+    "190007572\n",
+    "OSError: [Errno 28] No space left on device: '/ckpt/run1/checkpoint-2000/optimizer.pt'\n",
+    "OSError: [Errno 122] Disk quota exceeded: '/home/USER/.cache/huggingface/datasets/tmp1234'\n",
+    "PermissionError: [Errno 30] Read-only file system: '/models/output'\n",
+]
+
+
+@pytest.mark.parametrize("text", DISK_WRITES)
+def test_failed_disk_writes_are_one_family(rules, text):
+    root, ids = _report(rules, text)
+    assert root == "disk-write-failed"
+    assert ids[0] == "disk-write-failed"
+
+
+def test_a_torn_save_announced_by_every_rank_is_the_unguarded_save(rules):
+    text = ("[rank0]: Saving model checkpoint to out/checkpoint-10\n[rank1]: Saving model checkpoint to out/checkpoint-10\n"
+            "[rank1]: RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file "
+            "data/3: file write failed\n")
+    root, _ = _report(rules, text)
+    assert root == "logging-from-all-ranks"
+
+
+@pytest.mark.parametrize("text", [
+    "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n",
+    "RuntimeError: unable to write to file </torch_18_1474829281_0>: No space left on device (28)\n",
+    "OSError: [Errno 28] No space left on device: '/dev/shm/psm_1234'\n",
+])
+def test_shared_memory_that_fills_up_stays_shm(rules, text):
+    root, _ = _report(rules, text)
+    assert root == "shm-too-small"
+
+
+@pytest.mark.parametrize("text", [
+    "No space left for more buckets in histogram (harmless)\n",
+    "INFO: mounting /datasets as a read-only file system for the loaders\n",
+])
+def test_words_about_space_and_read_only_mounts_stay_quiet(rules, text):
+    root, ids = _report(rules, text)
+    assert root is None and ids == []
