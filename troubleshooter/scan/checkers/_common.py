@@ -109,6 +109,8 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     """The local function or method a call reaches, when its name is defined once in the file."""
     if site.recv is not None and site.recv != "self" and site.recv.partition(".")[0] in m.aliases:
         return None  # a call into an imported module
+    if site.recv is None and isinstance(site.node.func, ast.Name) and site.node.func.id != site.method:
+        return None  # ``from utils_eval import main as evaluate_on_squad``: an import, not the file's ``main``
     infos = m.functions.get(site.method)
     if not infos or len(infos) != 1 or infos[0].name == "<class>":
         return None

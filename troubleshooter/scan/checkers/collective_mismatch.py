@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from troubleshooter.scan.callargs import bindings, module_definitions, path_tests, reachable, with_definitions
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
@@ -23,7 +24,8 @@ class CollectiveMismatchChecker(Checker):
 
     def check(self, m):
         names = collective_names(m)
-        runs = self._functions_with_collectives(m, names)
+        reach = _Reach(self, m, names)
+        inner_of: dict[int, str] = {}  # id(call site) -> the collective its callee reaches with its arguments
         candidates = []
         for site in m.calls:
             if not site.ctx.sides:
@@ -34,11 +36,14 @@ class CollectiveMismatchChecker(Checker):
                 candidates.append((site, f"{site.method}()"))
             else:
                 callee = local_callee(m, site)
-                if callee is not None and callee.name in runs and callee is not site.ctx.func:
-                    candidates.append((site, f"{callee.name}()"))
+                if callee is not None and callee is not site.ctx.func:
+                    runs_here = reach.of(callee, bindings(callee.node, site.node, is_method=callee.cls is not None))
+                    if runs_here:
+                        inner_of[id(site)] = runs_here
+                        candidates.append((site, f"{callee.name}()"))
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
-        yield from self._one_rank_breaks(m, names, runs)
+        yield from self._one_rank_breaks(m, names, reach)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -50,7 +55,7 @@ class CollectiveMismatchChecker(Checker):
                           {"variable": label[len("forward of "):]})
                 continue
             where = "rank 0 only" if site.rank0 else "some ranks only"
-            inner = f" (it runs {runs[label[:-2]]})" if label.endswith("()") and label[:-2] in runs else (
+            inner = f" (it runs {inner_of[id(site)]})" if id(site) in inner_of else (
                 " (by its name a collective helper)" if label.endswith("()") else "")
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
                                  "blocks until the collective times out", {"variable": label})
@@ -79,12 +84,13 @@ class CollectiveMismatchChecker(Checker):
                                       {"variable": site.method})
                             return
 
-    def _one_rank_breaks(self, m: ModuleIndex, names: set[str], runs: dict[str, str]):
+    def _one_rank_breaks(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
         """``if bad_epochs >= patience: break`` out of a training loop on a metric this rank computed alone (a local
         evaluation function with no collective, on a sharded loader, never reduced or broadcast): the rank that
         stops leaves the others in the next gradient all-reduce or barrier."""
         if not m.calls_named(m.P.distributed_samplers):
             return
+        runs = None
         for loop in m.loops:
             func = loop.ctx.func
             if func is None or func.name == "<class>" or loop.ctx.sides:
@@ -97,6 +103,7 @@ class CollectiveMismatchChecker(Checker):
                     continue
                 if m.classify(stmt.test) is not None or m.mentions_rank(stmt.test) or _mentions_flag(m, stmt.test):
                     continue
+                runs = reach.functions() if runs is None else runs
                 source = _local_metric_source(m, func, stmt.test, names, runs)
                 if source:
                     line = next(b.lineno for b in stmt.body if isinstance(b, ast.Break))
@@ -157,26 +164,60 @@ class CollectiveMismatchChecker(Checker):
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
 
-    def _functions_with_collectives(self, m: ModuleIndex, names: set[str]) -> dict[str, str]:
-        """Local function/method name -> the collective it runs on rank 0's path (transitively)."""
-        runs: dict[str, str] = {}
-        for _ in range(4):
-            before = len(runs)
-            for site in m.calls:
-                func = site.ctx.func
-                if func is None or func.name == "<class>" or func.name in runs:
-                    continue
-                if any(side != RANK0 for _, side, _ in site.ctx.sides):
-                    continue  # rank 0 does not get there
-                if self._is_collective(m, site, names):
-                    runs[func.name] = f"{site.method} at line {site.line}"
-                else:
-                    callee = local_callee(m, site)
-                    if callee is not None and callee.name in runs and callee is not func:
-                        runs[func.name] = f"{callee.name}() at line {site.line}"
-            if len(runs) == before:
-                break  # a pass that found nothing new: the next would not either
-        return runs
+
+class _Reach:
+    """Which collective a call of a local function or method runs on rank 0's path (directly, or through the
+    local functions it calls), given the literal arguments of that call (``callargs``): a call of
+    ``load(args, evaluate=True)`` does not reach a barrier under ``if ... and not evaluate:``."""
+
+    DEPTH = 5
+
+    def __init__(self, checker: CollectiveMismatchChecker, m: ModuleIndex, names: set[str]):
+        self.checker, self.m, self.names = checker, m, names
+        self.sites: dict[int, list[CallSite]] = {}  # id(function) -> the calls of its own body
+        for site in m.calls:
+            func = site.ctx.func
+            if func is not None and func.name != "<class>":
+                self.sites.setdefault(id(func), []).append(site)
+        self.memo: dict[tuple, str | None] = {}
+        self.tests: dict[int, dict] = {}
+        self.defined = module_definitions(m.tree)
+
+    def functions(self) -> dict[str, str]:
+        """Local function/method name -> the collective it runs on rank 0's path, its parameters unknown."""
+        return {info.name: found for infos in self.m.functions.values() for info in infos
+                if info.name != "<class>" and (found := self.of(info, {}))}
+
+    def of(self, info, bound: dict, depth: int = 0) -> str | None:
+        """The collective (``"barrier at line 12"`` / ``"helper() at line 30"``) a call of ``info`` with these
+        parameter bindings reaches on rank 0's path, else None."""
+        key = (id(info), repr(sorted(bound.items(), key=lambda kv: kv[0])))
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # a recursive call of itself adds nothing
+        found = None
+        known = None
+        for site in self.sites.get(id(info), ()):
+            if any(side != RANK0 for _, side, _ in site.ctx.sides):
+                continue  # rank 0 does not get there
+            if known is None:
+                known = with_definitions(info.node, bound, self.defined)
+                if id(info) not in self.tests:
+                    self.tests[id(info)] = path_tests(info.node)
+            if not reachable(self.tests[id(info)].get(id(site.node), ()), known):
+                continue  # a test on a parameter this call binds (or a module name) goes the other way
+            if self.checker._is_collective(self.m, site, self.names):
+                found = f"{site.method} at line {site.line}"
+                break
+            callee = local_callee(self.m, site)
+            if callee is None or callee is info or depth >= self.DEPTH:
+                continue
+            inner = bindings(callee.node, site.node, bound, is_method=callee.cls is not None)
+            if self.of(callee, inner, depth + 1):
+                found = f"{callee.name}() at line {site.line}"
+                break
+        self.memo[key] = found
+        return found
 
 
 def _imported_collective_helper(m: ModuleIndex, site: CallSite) -> bool:

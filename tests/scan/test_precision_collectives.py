@@ -1,0 +1,131 @@
+"""collective-mismatch on the rank-0 evaluation of the HF legacy example scripts (run_squad / run_glue and their
+many forks, e.g. castorini/DeeBERT examples/run_glue.py): ``evaluate()`` runs under a rank-0 guard and loads its
+data with ``load_and_cache_examples(..., evaluate=True)``, whose barriers are guarded by ``and not evaluate``. The
+call's constant arguments decide the callee's guards, so no collective is reached; calls that reach one still warn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.scan.quality import shown_findings
+
+SCRIPT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def load_features(local_rank, split{default}):
+    {guard_in}
+        dist.barrier()  # the other ranks wait until rank 0 has written the cache
+    data = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))
+    {guard_out}
+        dist.barrier()
+    return data
+
+
+def evaluate(local_rank, model):
+    data = load_features(local_rank, {eval_arg})
+    with torch.no_grad():
+        return sum(model(x).sum().item() for x, _ in DataLoader(data, batch_size=8))
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(local_rank)
+    data = load_features(local_rank, {train_arg})
+    loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data))
+    model = DDP(nn.Linear(8, 2).cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        loader.sampler.set_epoch(epoch)
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    if local_rank in [-1, 0]:
+        print(evaluate(local_rank, model.module))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+FLAG_GUARDS = ("if local_rank not in [-1, 0] and not evaluate:", "if local_rank == 0 and not evaluate:")
+MODE_GUARDS = ('if local_rank not in [-1, 0] and split == "train":', 'if local_rank == 0 and split == "train":')
+
+
+def _collective_hits(tmp_path: Path, **parts) -> list:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT.format(**parts), encoding="utf-8")
+    hits, facts = shown_findings([str(path)])
+    assert facts["scan.uses_distributed"] is True
+    return hits.get("collective-mismatch", [])
+
+
+def _parts(guards, default, eval_arg, train_arg):
+    return dict(guard_in=guards[0], guard_out=guards[1], default=default, eval_arg=eval_arg, train_arg=train_arg)
+
+
+def test_a_literal_argument_that_skips_the_callees_barriers_clears_the_rank0_evaluation(tmp_path):
+    spellings = [
+        _parts(FLAG_GUARDS, ", evaluate=False", '"dev", evaluate=True', '"train"'),  # keyword literal, default
+        _parts(FLAG_GUARDS, ", evaluate=False", '"dev", True', '"train", False'),  # positional literals
+        _parts(MODE_GUARDS, "", '"dev"', '"train"'),  # a comparison on the parameter
+        _parts(MODE_GUARDS, '="train"', 'split="test"', ""),  # a keyword against a default
+    ]
+    for parts in spellings:
+        assert _collective_hits(tmp_path, **parts) == [], parts
+
+
+def test_a_call_that_reaches_the_barrier_on_rank_0_still_warns(tmp_path):
+    near_misses = [
+        _parts(FLAG_GUARDS, ", evaluate=False", '"dev", evaluate=False', '"train"'),  # the literal enables it
+        _parts(FLAG_GUARDS, ", evaluate=False", '"dev"', '"train"'),  # the default enables it
+        _parts(FLAG_GUARDS, ", evaluate=False", '"dev", evaluate=os.environ.get("EVAL") == "1"', '"train"'),  # unknown
+        _parts(MODE_GUARDS, "", '"train"', '"train"'),
+        _parts(("if local_rank not in [-1, 0]:", "if local_rank == 0:"), ", evaluate=False",
+               '"dev", evaluate=True', '"train"'),  # a guard without the flag: rank 0 waits in the barrier
+    ]
+    for parts in near_misses:
+        hits = _collective_hits(tmp_path, **parts)
+        assert len(hits) == 1 and "evaluate()" in str(hits[0]), (parts, hits)
+
+
+def test_a_flag_passed_on_by_name_keeps_its_literal(tmp_path):
+    parts = _parts(FLAG_GUARDS, ", evaluate=False", '"dev", evaluate=True', '"train"')
+    code = SCRIPT.format(**parts).replace(
+        "def evaluate(local_rank, model):\n    data = load_features(local_rank, \"dev\", evaluate=True)",
+        "def evaluate(local_rank, model, final=True):\n    data = load_features(local_rank, \"dev\", evaluate=final)")
+    assert "evaluate=final" in code
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    assert shown_findings([str(path)])[0].get("collective-mismatch") is None
+    path.write_text(code.replace("final=True", "final=False"), encoding="utf-8")
+    assert shown_findings([str(path)])[0].get("collective-mismatch")
+
+
+def test_a_module_function_named_like_the_flag_is_truthy(tmp_path):
+    """``not evaluate`` where ``evaluate`` is no parameter but the module's own function: always false, so the
+    barrier never runs (the run_ner.py variant of the family)."""
+    parts = _parts(FLAG_GUARDS, "", '"dev"', '"train"')
+    assert _collective_hits(tmp_path, **parts) == []
+
+
+def test_an_imported_function_renamed_like_a_local_one_is_not_that_function(tmp_path):
+    """``from squad_metrics import main as evaluate_on_squad``: a call of it does not run this file's ``main``."""
+    parts = _parts(FLAG_GUARDS, ", evaluate=False", '"dev", evaluate=True', '"train"')
+    code = SCRIPT.format(**parts).replace(
+        "import os\n", "import os\nfrom squad_metrics import main as evaluate_on_squad\n").replace(
+        "        return sum(model(x).sum().item() for x, _ in DataLoader(data, batch_size=8))",
+        "        outputs = [model(x) for x, _ in DataLoader(data, batch_size=8)]\n    return evaluate_on_squad(outputs)")
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    assert shown_findings([str(path)])[0].get("collective-mismatch") is None

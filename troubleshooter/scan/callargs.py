@@ -1,0 +1,175 @@
+"""Constant arguments applied to a callee's guards: which calls of a function a given call of it can reach.
+
+``load_and_cache_examples(args, tok, evaluate=True)`` binds ``evaluate`` to True; in the callee, a call under
+``if args.local_rank == 0 and not evaluate:`` (or after ``if evaluate: return ...``) is then never reached,
+whatever the rank. Tests are read in three values (true, false, unknown): only a parameter bound to a literal
+(passed, or the parameter's default when the call leaves it out) and never reassigned in the function is known,
+and a name of a function or class the module defines (truthy: ``not evaluate`` where ``evaluate`` is the module's
+own function, not a parameter, is always false).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from troubleshooter.scan.guards import const, dotted, walk
+
+UNKNOWN = object()
+
+
+class Defined:
+    """The value of a name bound to a module-level function or class: truthy, equal only to itself."""
+
+
+DEFINED = Defined()
+_TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method: bool = False) -> dict:
+    """Parameter name -> literal value for a call of ``func``: literal arguments (positional or keyword), a
+    caller's own bound parameter passed on by name (``outer``), and the defaults of the parameters left out.
+    Empty when the call unpacks ``*args`` / ``**kwargs`` (nothing is known then)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return {}
+    args = func.args
+    params = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if is_method and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    out: dict = {}
+
+    def value_of(node: ast.AST):
+        if isinstance(node, ast.Name) and outer and node.id in outer:
+            return outer[node.id]
+        return const(node, default=UNKNOWN)
+
+    given = set()
+    for name, node in zip(params, call.args):
+        given.add(name)
+        value = value_of(node)
+        if value is not UNKNOWN:
+            out[name] = value
+    for keyword in call.keywords:
+        given.add(keyword.arg)
+        value = value_of(keyword.value)
+        if value is not UNKNOWN:
+            out[keyword.arg] = value
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    for name, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if name not in given:
+            value = const(default, default=UNKNOWN)
+            if value is not UNKNOWN:
+                out[name] = value
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if arg.arg not in given and default is not None:
+            value = const(default, default=UNKNOWN)
+            if value is not UNKNOWN:
+                out[arg.arg] = value
+    reassigned = {n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {k: v for k, v in out.items() if k not in reassigned}
+
+
+def module_definitions(tree: ast.Module) -> frozenset[str]:
+    """Names of the functions and classes defined at a module's top level."""
+    return frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+
+
+def with_definitions(func: ast.AST, bound: dict, defined: frozenset[str]) -> dict:
+    """``bound`` plus the module's definitions ``func`` does not shadow (a parameter or a local name)."""
+    args = func.args
+    local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} | {
+        n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {**{name: DEFINED for name in defined - local}, **bound}
+
+
+def path_tests(func: ast.AST) -> dict[int, tuple]:
+    """id(call node) -> the ((test, holds), ...) a call of ``func``'s own body sits under: the ``if`` arms around
+    it, and the ``if <test>: return`` exits before it (their test does not hold after them)."""
+    out: dict[int, tuple] = {}
+
+    def expr(node: ast.AST, conds: tuple) -> None:
+        if isinstance(node, ast.IfExp):
+            expr(node.test, conds)
+            expr(node.body, conds + ((node.test, True),))
+            expr(node.orelse, conds + ((node.test, False),))
+            return
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(node, ast.Call):
+            out.setdefault(id(node), conds)
+        for child in ast.iter_child_nodes(node):
+            expr(child, conds)
+
+    def block(stmts: list, conds: tuple) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.If):
+                expr(stmt.test, conds)
+                block(stmt.body, conds + ((stmt.test, True),))
+                block(stmt.orelse, conds + ((stmt.test, False),))
+                if stmt.body and isinstance(stmt.body[-1], _TERMINAL) and not stmt.orelse:
+                    conds = conds + ((stmt.test, False),)
+                continue
+            nested = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+            if any(isinstance(part, list) and part and isinstance(part[0], ast.stmt) for part in nested):
+                for name in ("test", "iter", "items", "subject"):
+                    part = getattr(stmt, name, None)
+                    for node in part if isinstance(part, list) else [part] if part is not None else []:
+                        expr(node, conds)
+                for part in nested:
+                    if isinstance(part, list):
+                        block(part, conds)
+                for handler in getattr(stmt, "handlers", []):
+                    block(handler.body, conds)
+                for case in getattr(stmt, "cases", []):
+                    block(case.body, conds)
+                continue
+            expr(stmt, conds)
+
+    block(func.body, ())
+    return out
+
+
+def reachable(conds: tuple, bound: dict) -> bool:
+    """False when one of the tests a call sits under is known to go the other way with these bindings."""
+    return not bound or all(truth(test, bound) in (holds, UNKNOWN) for test, holds in conds)
+
+
+def truth(test: ast.AST, bound: dict):
+    """True / False when the bindings decide ``test``, else UNKNOWN."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = truth(test.operand, bound)
+        return UNKNOWN if inner is UNKNOWN else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [truth(v, bound) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # ``or``: one True decides; ``and``: one False does
+        if decisive in values:
+            return decisive
+        return UNKNOWN if UNKNOWN in values else not decisive
+    name = dotted(test)
+    if name is not None:
+        return bool(bound[name]) if name in bound else UNKNOWN
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = _operand(test.left, bound), _operand(test.comparators[0], bound)
+        if left is UNKNOWN or right is UNKNOWN or not (isinstance(test.left, ast.Name)
+                                                       or isinstance(test.comparators[0], ast.Name)):
+            return UNKNOWN
+        try:
+            return _COMPARE[type(test.ops[0])](left, right)
+        except (KeyError, TypeError):
+            return UNKNOWN
+    return UNKNOWN
+
+
+def _operand(node: ast.AST, bound: dict):
+    if isinstance(node, ast.Name):
+        return bound.get(node.id, UNKNOWN)
+    return const(node, default=UNKNOWN)
+
+
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
