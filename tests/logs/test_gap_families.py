@@ -193,3 +193,58 @@ def test_shared_memory_that_fills_up_stays_shm(rules, text):
 def test_words_about_space_and_read_only_mounts_stay_quiet(rules, text):
     root, ids = _report(rules, text)
     assert root is None and ids == []
+
+
+AGENT_SIGTERM = ("W0501 12:00:00.123000 140 torch/distributed/elastic/agent/server/api.py:704] Received 15 death signal, "
+                 "shutting down workers\nW0501 12:00:00.124000 140 torch/distributed/elastic/multiprocessing/api.py:897] "
+                 "Sending process 141 closing signal SIGTERM\nTraceback (most recent call last):\n"
+                 '  File "/env/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n'
+                 "torch.distributed.elastic.multiprocessing.api.SignalException: Process 140 got signal: 15\n")
+PROGRESS = "".join(f"[rank0]: epoch 3 step {step} loss 0.41\n" for step in range(1200, 1203))
+
+
+@pytest.mark.parametrize("text", [
+    PROGRESS + AGENT_SIGTERM,
+    "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n"
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 165 closing signal SIGTERM\n",
+    PROGRESS + "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1359 got signal: 15\n",
+])
+def test_a_sigterm_to_the_launcher_with_no_earlier_failure_is_an_outside_stop(rules, text):
+    facts = analyse(rules, text)
+    first = findings_of(rules, facts)[0]
+    assert first.id == "terminated-externally"
+    assert "from outside" in first.title
+
+
+@pytest.mark.parametrize(("banner", "word"), [
+    # a bare cancellation banner is also printed when srun ends a step after one task failed: not evidence
+    ("slurmstepd: error: *** STEP 1234.0 ON gpu-node-1 CANCELLED AT 2024-05-01T10:00:00 ***", "from outside"),
+    ("slurmstepd: error: *** JOB 5678 ON gpu-node-3 CANCELLED AT 2024-05-01T10:00:00 DUE TO PREEMPTION ***", "preempted"),
+])
+def test_the_scheduler_banner_names_who_stopped_the_job(rules, banner, word):
+    facts = analyse(rules, PROGRESS + banner + "\n" + AGENT_SIGTERM)
+    first = findings_of(rules, facts)[0]
+    assert first.id == "terminated-externally"
+    assert word in first.title
+
+
+@pytest.mark.parametrize(("before", "cause"), [
+    ("slurmstepd: error: *** STEP 32233190.0 ON host1 CANCELLED AT 2020-07-03T02:59:56 DUE TO TIME LIMIT ***\n",
+     "scheduler-time-limit"),
+    ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+     "79.15 GiB of which 1.25 MiB is free.\n", "out-of-memory"),
+    ("[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Watchdog caught collective operation timeout: WorkNCCL("
+     "SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600091 milliseconds before "
+     "timing out.\n", "collective-timeout"),
+])
+def test_an_earlier_failure_is_the_cause_of_the_sigterm(rules, before, cause):
+    _, ids = _report(rules, PROGRESS + before + AGENT_SIGTERM)
+    assert ids[0] == cause
+
+
+def test_torchruns_own_teardown_after_a_worker_failed_is_not_an_outside_stop(rules):
+    text = ('[rank1]: Traceback (most recent call last):\n[rank1]:   File "/w/train.py", line 4, in <module>\n'
+            "[rank1]: ValueError: bad shape\nW0501 12:00:00.124000 140 torch/distributed/elastic/multiprocessing/"
+            "api.py:897] Sending process 141 closing signal SIGTERM\n" + torchrun_summary(1, killed=((0, 15),)))
+    _, ids = _report(rules, text)
+    assert "terminated-externally" not in ids
