@@ -129,3 +129,54 @@ def test_an_imported_function_renamed_like_a_local_one_is_not_that_function(tmp_
     path = tmp_path / "train.py"
     path.write_text(code, encoding="utf-8")
     assert shown_findings([str(path)])[0].get("collective-mismatch") is None
+
+
+BAR_SCRIPT = '''
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm.auto import tqdm
+
+
+def evaluate(model, loader, accelerator):
+    outputs = [accelerator.gather_for_metrics(model(x)) for x, in loader]
+    return torch.cat(outputs).mean().item()
+
+
+def main(quiet=False, eval_steps=100):
+    accelerator = Accelerator()
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train = DataLoader(TensorDataset(torch.randn(640, 8)), batch_size=8, shuffle=True)
+    valid = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=8)
+    model, optimizer, train, valid = accelerator.prepare(model, optimizer, train, valid)
+    bar = tqdm(range(len(train)), disable={disable})
+    steps = 0
+    for x, in train:
+        accelerator.backward(model(x).pow(2).mean())
+        optimizer.step()
+        optimizer.zero_grad()
+        bar.update(1)
+        steps += 1
+        if {counter} % eval_steps == 0:
+            print(evaluate(model, valid, accelerator))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_counter_of_a_progress_bar_disabled_off_the_main_process_is_a_rank_test(tmp_path):
+    """A tqdm bar made with ``disable=not accelerator.is_main_process`` does not count on the other processes: a
+    collective triggered from its counter runs on some processes only (transformers#31532)."""
+    path = tmp_path / "train.py"
+    for disable, counter, warns in [("not accelerator.is_main_process", "bar.n", True),
+                                    ("not accelerator.is_local_main_process", "bar.n", True),
+                                    ("accelerator.process_index != 0", "bar.n", True),
+                                    ("quiet", "bar.n", False),  # a switch the same on every process
+                                    ("not accelerator.is_main_process", "steps", False)]:  # a counter of its own
+        path.write_text(BAR_SCRIPT.format(disable=disable, counter=counter), encoding="utf-8")
+        hits, facts = shown_findings([str(path)])
+        assert facts["scan.uses_distributed"] is True
+        assert bool(hits.get("collective-mismatch")) is warns, (disable, counter, hits)

@@ -81,11 +81,12 @@ class RankLogic:
     """Classifies conditions by the ranks they are true on; learns derived names from assignments."""
 
     def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = (),
-                 rank0_decorators: Iterable[str] = ()):
+                 rank0_decorators: Iterable[str] = (), rank_switched: Iterable[str] = ()):
         self.P = patterns
         self.rank_vars: set[str] = set(rank_vars)
         self.main_vars: set[str] = set(main_vars)
         self.rank0_decorators: set[str] = set(rank0_decorators)  # decorators that call the function on rank 0 only
+        self.rank_switched: set[str] = set(rank_switched)  # objects switched off on some ranks (``disable=not is_main``)
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
@@ -111,6 +112,9 @@ class RankLogic:
                     self.rank_vars.add(name)
                 elif self._rank0_value(stmt.value):
                     self.main_vars.add(name)
+                elif stmt.value.__class__ is ast.Call and any(
+                        k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in stmt.value.keywords):
+                    self.rank_switched.add(dotted(targets[0]) or name)
             for func, values in returns.items():
                 if not values or func.name in self.main_vars or func.name in self.rank_vars:
                     continue
@@ -225,8 +229,15 @@ class RankLogic:
         if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
             return (NONZERO, RANK0)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            return self._compare(test.left, test.ops[0], test.comparators[0])
-        return None
+            sides = self._compare(test.left, test.ops[0], test.comparators[0])
+            if sides is not None:
+                return sides
+        return (RANKDEP, RANKDEP) if self.rank_switched and self._reads_switched(test) else None
+
+    def _reads_switched(self, test: ast.AST) -> bool:
+        """``progress_bar.n % eval_steps == 0`` where the bar is disabled on some ranks: true on different ranks."""
+        return any(n.__class__ is _ATTRIBUTE and dotted(n.value) in self.rank_switched
+                   for n in walk(test, operators=False))
 
     def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> tuple[str, str] | None:
         if self.is_main_flag(left) and isinstance(op, (ast.Eq, ast.Is)) and const(right) is True:
