@@ -174,3 +174,27 @@ Traceback (most recent call last):
 AssertionError
 """)
     assert facts["log.root_cause"]["id"] == "local-rank-exceeds-devices"
+
+
+_UNLABELLED_OOM = """
+Traceback (most recent call last):
+  File "/w/train.py", line 70, in main
+    loss.backward()
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 23.65 GiB of which 1.2 GiB is free.
+"""
+
+
+def test_without_rank_labels_the_unlabelled_cause_is_the_first_failed_ranks_own(rules):
+    """torch < 2.2 prints no [rankN]: prefix: the launcher's first failed rank owns the unlabelled cause."""
+    facts = analyse_lines(rules, _UNLABELLED_OOM + torchrun_summary(1, killed=((0, 15),)))
+    assert (facts["log.root_cause"]["id"], facts["log.root_cause"]["rank"]) == ("out-of-memory", 1)
+    assert "log.rank-crashed" not in facts
+
+
+def test_an_unlabelled_echo_or_another_ranks_labelled_error_does_not_own_the_crash(rules):
+    echo = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:28048\n"
+    facts = analyse_lines(rules, echo + torchrun_summary(1, killed=((0, 15),)))
+    assert facts["log.rank-crashed"][0]["rank"] == 1
+    labelled = "".join("[rank0]: " + line + "\n" for line in _UNLABELLED_OOM.strip().splitlines())
+    facts = analyse_lines(rules, labelled + torchrun_summary(1, killed=((0, 15),)))
+    assert facts["log.rank-crashed"][0]["rank"] == 1

@@ -474,10 +474,15 @@ class LogAnalyzer:
         candidates = [h for h in kept if h.priority > 0]
         launcher_root = next((f for f in failures if f.get("root") and f.get("rank") is not None), None)
         if launcher_root is not None and not any(h.rank == launcher_root["rank"] for h in candidates):
-            candidates = []  # the launcher saw this rank die first and no line of it explains why: the rest are echoes
+            # The launcher saw this rank die first and no line of it explains why: the rest are echoes. Unless
+            # the workers' lines carry no rank label at all (torch < 2.2, plain prints): then an unlabelled
+            # cause (not an echo) may be that rank's own line.
+            unlabelled = all(h.rank is None for h in candidates)
+            candidates = [h for h in candidates if unlabelled and not (h.sig.echo or h.outer)]
         if candidates:
             best = min(candidates, key=lambda h: (h.sig.echo or h.outer, -h.priority, h.order, h.seq))
-            root = {"id": best.finding, "rank": best.rank, "path": best.path, "line": best.line,
+            rank = best.rank if best.rank is not None or launcher_root is None else launcher_root["rank"]
+            root = {"id": best.finding, "rank": rank, "path": best.path, "line": best.line,
                     "detail": best.detail, "signature": best.sig.id}
             tb = self.blocks.exceptions.get(best.rank)
             if tb:
