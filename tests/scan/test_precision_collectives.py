@@ -180,3 +180,19 @@ def test_a_counter_of_a_progress_bar_disabled_off_the_main_process_is_a_rank_tes
         hits, facts = shown_findings([str(path)])
         assert facts["scan.uses_distributed"] is True
         assert bool(hits.get("collective-mismatch")) is warns, (disable, counter, hits)
+
+
+def test_a_local_name_holding_only_evaluation_splits_decides_the_callees_guards(tmp_path):
+    """``split = "dev"`` / ``split = "test"`` then ``evaluate(..., split=split)`` on rank 0 (MERIt's trainers): each
+    value the name can hold is tried; one that reaches the training split's barrier still warns."""
+    construct = Path(__file__).resolve().parents[1] / "real" / "constructs" / "rank0_evaluation_of_a_literal_split.py"
+    code = construct.read_text(encoding="utf-8")
+    path = tmp_path / "train.py"
+    for old, new, warns in [("", "", False),
+                            ('split = "test"', 'split = "train"', True),  # one of the values reaches the barrier
+                            ('split = "test"', 'split = os.environ["SPLIT"]', True),  # not a literal: unknown
+                            ('        split = "dev"\n', '        split = "dev"\n        split += "2"\n', True)]:
+        assert old in code
+        path.write_text(code.replace(old, new) if old else code, encoding="utf-8")
+        hits, _ = shown_findings([str(path)])
+        assert bool(hits.get("collective-mismatch")) is warns, (new, hits)

@@ -15,6 +15,7 @@ import ast
 from troubleshooter.scan.guards import const, dotted, walk
 
 UNKNOWN = object()
+VARIANTS = 8  # the most bindings one call is read with (a local name holding one of several literals)
 
 
 class Defined:
@@ -25,47 +26,79 @@ DEFINED = Defined()
 _TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method: bool = False) -> dict:
-    """Parameter name -> literal value for a call of ``func``: literal arguments (positional or keyword), a
-    caller's own bound parameter passed on by name (``outer``), and the defaults of the parameters left out.
-    Empty when the call unpacks ``*args`` / ``**kwargs`` (nothing is known then)."""
+def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method: bool = False,
+             choices: dict | None = None) -> list[dict]:
+    """The possible parameter bindings (name -> literal value) of a call of ``func``: literal arguments (positional
+    or keyword), a caller's own bound parameter passed on by name (``outer``), a caller's local name that only ever
+    holds literals (``choices``: one binding per value, at most ``VARIANTS``), and the defaults of the parameters
+    left out. ``[{}]`` when the call unpacks ``*args`` / ``**kwargs`` (nothing is known then)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return {}
+        return [{}]
     args = func.args
     params = [a.arg for a in [*args.posonlyargs, *args.args]]
     if is_method and params and params[0] in ("self", "cls"):
         params = params[1:]
     out: dict = {}
+    alternatives: dict[str, tuple] = {}
 
-    def value_of(node: ast.AST):
+    def bind(name: str, node: ast.AST) -> None:
         if isinstance(node, ast.Name) and outer and node.id in outer:
-            return outer[node.id]
-        return const(node, default=UNKNOWN)
+            out[name] = outer[node.id]
+        elif isinstance(node, ast.Name) and choices and node.id in choices:
+            alternatives[name] = choices[node.id]
+        else:
+            value = const(node, default=UNKNOWN)
+            if value is not UNKNOWN:
+                out[name] = value
 
     given = set()
     for name, node in zip(params, call.args):
         given.add(name)
-        value = value_of(node)
-        if value is not UNKNOWN:
-            out[name] = value
+        bind(name, node)
     for keyword in call.keywords:
         given.add(keyword.arg)
-        value = value_of(keyword.value)
-        if value is not UNKNOWN:
-            out[keyword.arg] = value
+        bind(keyword.arg, keyword.value)
     positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-    for name, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+    defaults = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                *((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+    for name, default in defaults:
         if name not in given:
             value = const(default, default=UNKNOWN)
             if value is not UNKNOWN:
                 out[name] = value
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if arg.arg not in given and default is not None:
-            value = const(default, default=UNKNOWN)
-            if value is not UNKNOWN:
-                out[arg.arg] = value
     reassigned = {n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return {k: v for k, v in out.items() if k not in reassigned}
+    out = {k: v for k, v in out.items() if k not in reassigned}
+    variants = [out]
+    for name, values in alternatives.items():
+        if name in reassigned or len(variants) * len(values) > VARIANTS:
+            continue
+        variants = [{**v, name: value} for v in variants for value in values]
+    return variants
+
+
+def literal_choices(func: ast.AST) -> dict[str, tuple]:
+    """Local names of ``func`` that only ever hold literals, with their values (``split = "dev"`` ... ``split =
+    "test"``): not a parameter, assigned only as the single target of a literal."""
+    literal: dict[str, list] = {}
+    spoiled = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+    literal_targets = set()
+    for node in walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = const(node.value, default=UNKNOWN)
+            if value is not UNKNOWN:
+                literal_targets.add(id(node.targets[0]))
+                literal.setdefault(node.targets[0].id, []).append(value)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in literal_targets:
+            spoiled.add(node.id)
+    out = {}
+    for name, values in literal.items():
+        if name not in spoiled:
+            unique = []
+            for value in values:
+                if value not in unique:
+                    unique.append(value)
+            out[name] = tuple(unique)
+    return out
 
 
 def module_definitions(tree: ast.Module) -> frozenset[str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from troubleshooter.scan.callargs import bindings, module_definitions, path_tests, reachable, with_definitions
+from troubleshooter.scan.callargs import (
+    bindings, literal_choices, module_definitions, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
@@ -37,7 +38,7 @@ class CollectiveMismatchChecker(Checker):
             else:
                 callee = local_callee(m, site)
                 if callee is not None and callee is not site.ctx.func:
-                    runs_here = reach.of(callee, bindings(callee.node, site.node, is_method=callee.cls is not None))
+                    runs_here = reach.of_call(callee, site, {})
                     if runs_here:
                         inner_of[id(site)] = runs_here
                         candidates.append((site, f"{callee.name}()"))
@@ -182,11 +183,27 @@ class _Reach:
         self.memo: dict[tuple, str | None] = {}
         self.tests: dict[int, dict] = {}
         self.defined = module_definitions(m.tree)
+        self.choices: dict[int, dict] = {}  # id(function) -> its local names that only hold literals
 
     def functions(self) -> dict[str, str]:
         """Local function/method name -> the collective it runs on rank 0's path, its parameters unknown."""
         return {info.name: found for infos in self.m.functions.values() for info in infos
                 if info.name != "<class>" and (found := self.of(info, {}))}
+
+    def of_call(self, callee, site: CallSite, bound: dict, depth: int = 0) -> str | None:
+        """What ``site`` (a call of ``callee``, its caller's parameters bound to ``bound``) reaches, with any of the
+        values its arguments can hold."""
+        caller = site.ctx.func
+        choices = None
+        if caller is not None and caller.name != "<class>":
+            choices = self.choices.get(id(caller))
+            if choices is None:
+                choices = self.choices[id(caller)] = literal_choices(caller.node)
+        for variant in bindings(callee.node, site.node, bound, is_method=callee.cls is not None, choices=choices):
+            found = self.of(callee, variant, depth)
+            if found:
+                return found
+        return None
 
     def of(self, info, bound: dict, depth: int = 0) -> str | None:
         """The collective (``"barrier at line 12"`` / ``"helper() at line 30"``) a call of ``info`` with these
@@ -212,8 +229,7 @@ class _Reach:
             callee = local_callee(self.m, site)
             if callee is None or callee is info or depth >= self.DEPTH:
                 continue
-            inner = bindings(callee.node, site.node, bound, is_method=callee.cls is not None)
-            if self.of(callee, inner, depth + 1):
+            if self.of_call(callee, site, bound, depth + 1):
                 found = f"{callee.name}() at line {site.line}"
                 break
         self.memo[key] = found
