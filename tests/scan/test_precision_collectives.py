@@ -196,3 +196,44 @@ def test_a_local_name_holding_only_evaluation_splits_decides_the_callees_guards(
         path.write_text(code.replace(old, new) if old else code, encoding="utf-8")
         hits, _ = shown_findings([str(path)])
         assert bool(hits.get("collective-mismatch")) is warns, (new, hits)
+
+
+FSDP_LOAD = '''
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+
+
+def load_model(args, fsdp_plugin, model, path):
+    dist.barrier()
+    if {test}:
+        if type(model) is not FSDP and dist.get_rank() != 0:
+            return
+        state = torch.load(path)
+    else:
+        state = torch.load(f"{{path}}.rank{{dist.get_rank()}}")
+    model.load_state_dict(state)
+    dist.barrier()
+
+
+def main():
+    dist.init_process_group("nccl")
+    model = FSDP(torch.nn.Linear(8, 8).cuda())
+    load_model(None, None, model, "ckpt.pt")
+
+
+main()
+'''
+
+
+def test_a_setting_of_an_object_named_like_a_distributed_flag_is_not_the_distributed_arm(tmp_path):
+    """``if fsdp_plugin.state_dict_type == FULL_STATE_DICT:`` (accelerate's fsdp_utils) tests a setting, not whether
+    the run is distributed: an early return off rank 0 inside it does not make the code after the ``if``
+    rank-0-only. A test on the flag itself (``if args.distributed:``) still does."""
+    path = tmp_path / "train.py"
+    for test, warns in [("fsdp_plugin.state_dict_type == StateDictType.FULL_STATE_DICT", False),
+                        ("args.distributed", True),
+                        ("dist.is_initialized()", True)]:
+        path.write_text(FSDP_LOAD.format(test=test), encoding="utf-8")
+        hits, _ = shown_findings([str(path)])
+        assert bool(hits.get("collective-mismatch")) is warns, (test, hits)

@@ -300,7 +300,7 @@ class ModuleIndex:
         after_else = self._block_ctx(stmt.orelse, replace(ctx, sides=else_sides, dist_branch=dist, optional=optional))
         if sides and _terminal(stmt.body) and not stmt.orelse:
             return replace(ctx, sides=else_sides)
-        if sides is None and _mentions(stmt.test, self.P.distributed_flag_words):
+        if sides is None and _tests_flag(stmt.test, self.P.distributed_flag_words):
             # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
             # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
             for after, other in ((after_body, stmt.orelse), (after_else, stmt.body)):
@@ -473,6 +473,22 @@ def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
                 return True
     return False
 
+
+
+def _tests_flag(test: ast.AST, words: Iterable[str]) -> bool:
+    """The test is on a distributed flag itself (``args.distributed``, ``not self._distributed``,
+    ``dist.is_initialized()``, ``world_size > 1``), not on a setting of an object named like one
+    (``fsdp_plugin.state_dict_type == FULL_STATE_DICT``: its arms are settings, not the one-process path)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tests_flag(test.operand, words)
+    if isinstance(test, ast.BoolOp):
+        return any(_tests_flag(v, words) for v in test.values)
+    if isinstance(test, ast.Compare):
+        return all(const(c, default=...) is not ... for c in test.comparators) and _tests_flag(test.left, words)
+    if isinstance(test, ast.Call):
+        return _tests_flag(test.func, words)
+    flag = last(dotted(test)).lower()
+    return bool(flag) and any(w in flag for w in words)
 
 
 def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
