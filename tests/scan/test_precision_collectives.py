@@ -237,3 +237,56 @@ def test_a_setting_of_an_object_named_like_a_distributed_flag_is_not_the_distrib
         path.write_text(FSDP_LOAD.format(test=test), encoding="utf-8")
         hits, _ = shown_findings([str(path)])
         assert bool(hits.get("collective-mismatch")) is warns, (test, hits)
+
+
+EARLY_STOP = '''
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+DATA = TensorDataset(torch.randn(512, 8), torch.randn(512, 1))
+
+
+def get_train_dataloader():
+    return DataLoader(DATA, batch_size=16, sampler=DistributedSampler(DATA))
+
+
+def validate(model):
+    with torch.no_grad():
+        return sum(torch.nn.functional.mse_loss(model(x), y).item() for x, y in get_train_dataloader())
+
+
+def main(max_steps=1000):
+    dist.init_process_group("gloo")
+    model = DDP(torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = get_train_dataloader()
+    steps = 0
+    for epoch in range(10):
+        loader.sampler.set_epoch(epoch)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            steps += 1
+        {stop}
+        if should_stop:
+            break
+
+
+main()
+'''
+
+
+def test_a_stop_on_the_loaders_length_is_the_same_on_every_rank(tmp_path):
+    """A DataLoader over a DistributedSampler has the same length on every rank (HF Trainer's
+    ``should_training_stop`` from steps counted against ``len(get_train_dataloader())``): not a per-rank metric.
+    A stop on a local evaluation's result still warns."""
+    path = tmp_path / "train.py"
+    for stop, warns in [("should_stop = steps >= len(get_train_dataloader()) * 3", False),
+                        ("should_stop = validate(model) < 0.01", True)]:
+        path.write_text(EARLY_STOP.format(stop=stop), encoding="utf-8")
+        hits, _ = shown_findings([str(path)])
+        assert bool(hits.get("collective-mismatch")) is warns, (stop, hits)

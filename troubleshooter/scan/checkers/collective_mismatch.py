@@ -322,7 +322,8 @@ def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], r
             if callee in m.functions and not called.startswith(("torch.", "np.", "math.")):
                 if callee in runs:
                     return None
-                source = source or callee
+                if not _builds_loader(m, callee):  # a loader's length is the same on every rank: not a metric
+                    source = source or callee
         todo += deps.get(name, ())
     if source is None:
         return None
@@ -331,6 +332,13 @@ def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], r
                 dotted(n) in seen for a in site.node.args for n in ast.walk(a)):
             return None
     return source
+
+
+def _builds_loader(m: ModuleIndex, name: str) -> bool:
+    """Every definition of local function ``name`` returns a DataLoader it builds (``get_train_dataloader``)."""
+    returns = [n.value for info in m.functions[name] for n in m.nodes_in(info.node)
+               if isinstance(n, ast.Return) and n.value is not None]
+    return bool(returns) and all(isinstance(v, ast.Call) and m.qual(v.func) in m.P.dataloaders for v in returns)
 
 
 def _mentions_flag(m: ModuleIndex, node: ast.AST) -> bool:
