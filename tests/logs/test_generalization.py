@@ -151,3 +151,17 @@ def test_titles_name_what_the_log_shows(rules):
     assert title("RuntimeError: Distributed package doesn't have NCCL built in") == "NCCL is not built into this PyTorch"
     assert title("AttributeError: module 'torch.distributed' has no attribute 'init_process_group'") == (
         "The distributed backend this run needs is not built into this PyTorch")
+
+
+def test_a_hang_explains_the_sigterm_that_ended_it(rules):
+    """Whoever stopped a hung job (the scheduler, a user, ``troubleshoot run --stall``), the hang is the cause:
+    the SIGTERM the log shows comes second even when the hang was seen by another source (the live stall)."""
+    from troubleshooter.core.engine import order_findings
+    from troubleshooter.core.findings import Evidence, Finding
+
+    sigterm = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 15127 got signal: 15\n"
+    log_findings = findings_of(rules, analyse_lines(rules, sigterm))
+    assert [f.id for f in log_findings] == ["terminated-externally"]
+    for hang in ("collective-timeout", "ranks-missing-at-rendezvous"):
+        seen_live = Finding(hang, "error", "hang", category="communication", evidence=[Evidence("live", "stalled")])
+        assert [f.id for f in order_findings(rules, [*log_findings, seen_live])] == [hang, "terminated-externally"]
