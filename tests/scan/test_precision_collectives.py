@@ -290,3 +290,23 @@ def test_a_stop_on_the_loaders_length_is_the_same_on_every_rank(tmp_path):
         path.write_text(EARLY_STOP.format(stop=stop), encoding="utf-8")
         hits, _ = shown_findings([str(path)])
         assert bool(hits.get("collective-mismatch")) is warns, (stop, hits)
+
+
+def test_what_the_call_sites_own_tests_establish_reaches_the_callee(tmp_path):
+    """``if args.local_rank == -1 and args.evaluate_during_training: evaluate(args, ...)`` inside the rank-0 logging
+    branch (older HF legacy scripts, whose loader's second barrier is ``if args.local_rank == 0:`` alone): the call
+    runs only without a process group, so the callee's rank-0 barrier is not reached. The same call without that
+    test still warns (the scripts' distributed ``--do_eval`` path hangs there)."""
+    parts = _parts(("if local_rank not in [-1, 0]:", "if local_rank == 0:"), "", '"dev"', '"train"')
+    code = SCRIPT.format(**parts)
+    old = "    if local_rank in [-1, 0]:\n        print(evaluate(local_rank, model.module))"
+    assert old in code
+    path = tmp_path / "train.py"
+    for new, warns in [("    if local_rank in [-1, 0]:\n        if local_rank == -1:\n"
+                        "            print(evaluate(local_rank, model.module))", False),
+                       ("    if local_rank in [-1, 0]:\n        if local_rank != -1:\n"
+                        "            print(evaluate(local_rank, model.module))", True),
+                       (old, True)]:
+        path.write_text(code.replace(old, new), encoding="utf-8")
+        hits, _ = shown_findings([str(path)])
+        assert bool(hits.get("collective-mismatch")) is warns, (new, hits)

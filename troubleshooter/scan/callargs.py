@@ -42,6 +42,9 @@ def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method
     alternatives: dict[str, tuple] = {}
 
     def bind(name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and outer:  # ``args`` passed on: what is known of ``args.local_rank`` too
+            prefix = node.id + "."
+            out.update({name + "." + key[len(prefix):]: value for key, value in outer.items() if key.startswith(prefix)})
         if isinstance(node, ast.Name) and outer and node.id in outer:
             out[name] = outer[node.id]
         elif isinstance(node, ast.Name) and choices and node.id in choices:
@@ -66,8 +69,9 @@ def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method
             value = const(default, default=UNKNOWN)
             if value is not UNKNOWN:
                 out[name] = value
-    reassigned = {n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    out = {k: v for k, v in out.items() if k not in reassigned}
+    reassigned = {dotted(n) for n in walk(func) if isinstance(n, (ast.Name, ast.Attribute))
+                  and isinstance(n.ctx, ast.Store)}
+    out = {k: v for k, v in out.items() if k not in reassigned and k.partition(".")[0] not in reassigned}
     variants = [out]
     for name, values in alternatives.items():
         if name in reassigned or len(variants) * len(values) > VARIANTS:
@@ -184,8 +188,7 @@ def truth(test: ast.AST, bound: dict):
         return bool(bound[name]) if name in bound else UNKNOWN
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, right = _operand(test.left, bound), _operand(test.comparators[0], bound)
-        if left is UNKNOWN or right is UNKNOWN or not (isinstance(test.left, ast.Name)
-                                                       or isinstance(test.comparators[0], ast.Name)):
+        if left is UNKNOWN or right is UNKNOWN or not (dotted(test.left) or dotted(test.comparators[0])):
             return UNKNOWN
         try:
             return _COMPARE[type(test.ops[0])](left, right)
@@ -195,9 +198,25 @@ def truth(test: ast.AST, bound: dict):
 
 
 def _operand(node: ast.AST, bound: dict):
-    if isinstance(node, ast.Name):
-        return bound.get(node.id, UNKNOWN)
+    name = dotted(node)
+    if name is not None:
+        return bound.get(name, UNKNOWN)
     return const(node, default=UNKNOWN)
+
+
+def path_facts(conds: tuple) -> dict:
+    """``name.attr == literal`` (or ``!=`` not holding) facts a call's path establishes: under ``if
+    args.local_rank == -1 and ...:`` the callee receiving ``args`` knows ``args.local_rank`` is -1."""
+    facts: dict = {}
+    for test, holds in conds:
+        parts = test.values if holds and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        for part in parts:
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and dotted(part.left)):
+                continue
+            value = const(part.comparators[0], default=UNKNOWN)
+            if value is not UNKNOWN and isinstance(part.ops[0], ast.Eq if holds else ast.NotEq):
+                facts[dotted(part.left)] = value
+    return facts
 
 
 _COMPARE = {

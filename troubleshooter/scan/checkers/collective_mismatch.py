@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.callargs import (
-    bindings, literal_choices, module_definitions, path_tests, reachable, with_definitions)
+    bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
@@ -199,6 +199,10 @@ class _Reach:
             choices = self.choices.get(id(caller))
             if choices is None:
                 choices = self.choices[id(caller)] = literal_choices(caller.node)
+            if id(caller) not in self.tests:
+                self.tests[id(caller)] = path_tests(caller.node)
+            facts = path_facts(self.tests[id(caller)].get(id(site.node), ()))
+            bound = {**facts, **bound} if facts else bound
         for variant in bindings(callee.node, site.node, bound, is_method=callee.cls is not None, choices=choices):
             found = self.of(callee, variant, depth)
             if found:
