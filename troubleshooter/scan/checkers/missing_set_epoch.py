@@ -26,6 +26,8 @@ class MissingSetEpochChecker(Checker):
             if loader is None:
                 continue
             loader_name = loader_label(loader)
+            if self._evaluation_only(m, loader_name):
+                continue
             sampler = next(iter(names), None) or f"{loader_name}.sampler"
             epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m) or self._reiterated(m, loader_name)
             if epoch_var is None:
@@ -62,6 +64,13 @@ class MissingSetEpochChecker(Checker):
         callee = local_callee(m, made) if made is not None else None
         return callee is not None and any(isinstance(n, ast.Return) and n.value is not None and contains(n.value, site.node)
                                           for n in ast.walk(callee.node))
+
+    @staticmethod
+    def _evaluation_only(m, loader: str) -> bool:
+        """The loader is read only by loops that never step an optimizer: an evaluation pass, whose order does not
+        matter (``DistributedSampler(eval_dataset)`` in the HF example scripts' ``evaluate()``)."""
+        readers = [loop for loop in m.loops if loader in loop.iter_names]
+        return bool(readers) and not any(m.is_training_loop(loop.node) for loop in readers)
 
     @staticmethod
     def _epoch_loop(m, loader: str) -> str | None:
