@@ -29,7 +29,8 @@ class UnevenLastBatchChecker(Checker):
             if site.rank0 or binding is None:
                 continue
             made = m.value_call(binding.value, binding.line + 1, binding.func)
-            by_rank = m.mentions_rank(binding.value) or (made is not None and made.method in ("shard", "split_dataset_by_node"))
+            by_rank = (m.mentions_rank(binding.value) and not self._rank_only_tested(m, made)) or (
+                made is not None and made.method in ("shard", "split_dataset_by_node"))
             if not by_rank or (site.assigned_to and self._endless(m, site.assigned_to)):
                 continue
             loader = loader_label(site)
@@ -39,6 +40,25 @@ class UnevenLastBatchChecker(Checker):
                                  f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
         yield from self._hand_partitioned_loops(m, model)
         yield from self._rank_sharding_samplers(m, model)
+
+    @staticmethod
+    def _rank_only_tested(m, made) -> bool:
+        """``load_examples(path, local_rank)``: a local function handed the rank as a plain argument that it only
+        tests (rank 0 builds a cache first behind barriers) returns the same data on every rank: not a split."""
+        func = local_callee(m, made) if made is not None else None
+        if func is None or not isinstance(func.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        params = [a.arg for a in func.node.args.posonlyargs + func.node.args.args]
+        if func.cls is not None and made.recv is not None:
+            params = params[1:]  # self
+        given = [*zip(params, made.node.args), *((kw.arg, kw.value) for kw in made.node.keywords if kw.arg)]
+        ranked = [(name, value) for name, value in given if m.mentions_rank(value)]
+        if not ranked or any(not isinstance(value, (ast.Name, ast.Attribute)) for _, value in ranked):
+            return False  # ``load(parts[rank])``: the argument itself is a per-rank piece
+        names = {name for name, _ in ranked}
+        tests = [n.test for n in ast.walk(func.node) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
+        in_tests = {id(n) for test in tests for n in ast.walk(test)}
+        return all(id(n) in in_tests for n in ast.walk(func.node) if isinstance(n, ast.Name) and n.id in names)
 
     @staticmethod
     def _rank_sharding_samplers(m, model: str):
