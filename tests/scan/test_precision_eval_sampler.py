@@ -71,3 +71,20 @@ def test_with_set_epoch_on_the_training_sampler_nothing_warns(tmp_path):
     code = SCRIPT.format(train_sampler="DistributedSampler(data)", set_epoch="        train_sampler.set_epoch(epoch)\n",
                          step=BACKWARD)
     assert "missing-set-epoch" not in scan_ids(tmp_path, code)
+
+
+def test_a_loop_that_neither_steps_nor_drops_autograd_is_not_taken_for_an_evaluation(tmp_path):
+    code = SCRIPT.format(train_sampler="DistributedSampler(data)", set_epoch="", step=BACKWARD)
+    code = code.replace("        with torch.no_grad():\n            total += model(batch).sum().item()",
+                        "        total += float(len(batch))")
+    assert sorted(_sampler_lines(tmp_path, code)) == [
+        "eval_sampler = DistributedSampler(dataset) if local_rank != -1 else None",
+        "train_sampler = DistributedSampler(data)"]
+
+
+def test_an_evaluation_function_decorated_without_autograd(tmp_path):
+    code = SCRIPT.format(train_sampler="DistributedSampler(data)", set_epoch="", step=BACKWARD)
+    code = code.replace("        with torch.no_grad():\n            total += model(batch).sum().item()",
+                        "        total += model(batch).sum().item()")
+    code = code.replace("def evaluate(", "@torch.no_grad()\ndef evaluate(")
+    assert _sampler_lines(tmp_path, code) == ["train_sampler = DistributedSampler(data)"]

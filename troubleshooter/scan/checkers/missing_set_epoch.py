@@ -67,10 +67,12 @@ class MissingSetEpochChecker(Checker):
 
     @staticmethod
     def _evaluation_only(m, loader: str) -> bool:
-        """The loader is read only by loops that never step an optimizer: an evaluation pass, whose order does not
-        matter (``DistributedSampler(eval_dataset)`` in the HF example scripts' ``evaluate()``)."""
+        """The loader is read only by evaluation passes, whose order does not matter (``DistributedSampler(eval_dataset)``
+        in the HF example scripts' ``evaluate()``): loops that never step an optimizer and run without autograd
+        (under ``torch.no_grad()``, holding one, or in a function decorated with it)."""
         readers = [loop for loop in m.loops if loader in loop.iter_names]
-        return bool(readers) and not any(m.is_training_loop(loop.node) for loop in readers)
+        return bool(readers) and all(
+            not m.is_training_loop(loop.node) and _gradient_free(m, loop) for loop in readers)
 
     @staticmethod
     def _epoch_loop(m, loader: str) -> str | None:
@@ -124,6 +126,15 @@ class MissingSetEpochChecker(Checker):
             if func is not None and any(c.ctx.loops and local_callee(m, c) is func for c in m.calls):
                 return "epoch"
         return None
+
+
+def _gradient_free(m, loop) -> bool:
+    """The loop runs without autograd: inside a gradient-free block, holding one, or in a function decorated with one."""
+    free = m.P.gradient_free_contexts
+    func = loop.ctx.func
+    decorators = getattr(func.node, "decorator_list", []) if func is not None else []
+    return (any(w in free for w in loop.ctx.withs) or any(s.name in free for s in m.sites_in(loop.node))
+            or any(m.qual(d.func if isinstance(d, ast.Call) else d) in free for d in decorators))
 
 
 def _sampler_sites(m):
