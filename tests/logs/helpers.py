@@ -62,3 +62,9 @@ def torchrun_summary(root_rank: int, killed: tuple[tuple[int, int], ...] = (), t
               f"  exitcode  : 1 (pid: {100 + root_rank})", "  error_file: <N/A>",
               "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html", "=" * 60]
     return "\n".join(lines) + "\n"
+
+
+def root_and_shown(rules, text: str, whole: bool = True) -> tuple[str | None, list[str]]:
+    """(root cause id, ids shown as warning/error) for one log given as text."""
+    facts = analyse(rules, text, whole)
+    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)

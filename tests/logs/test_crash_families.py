@@ -7,16 +7,11 @@ import io
 
 import pytest
 
-from tests.logs.helpers import analyse, shown, torchrun_summary
+from tests.logs.helpers import analyse, root_and_shown, shown, torchrun_summary
 from troubleshooter.core.yamlspan import load_text
 from troubleshooter.logs import LogAnalyzer
 from troubleshooter.logs.signatures import compile_signatures, validate_signature_file
 
-
-def _report(rules, text: str) -> tuple[str | None, list[str]]:
-    """(root cause id, ids shown as warning/error) for a log given as text."""
-    facts = analyse(rules, text)
-    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
 
 
 # A build without kernels for the GPU: torch's start-up warning, the CUDA runtime and driver-API errors,
@@ -41,7 +36,7 @@ GPU_ARCH = [
 
 @pytest.mark.parametrize("line", GPU_ARCH)
 def test_missing_kernels_for_the_gpu_are_one_family(rules, line):
-    root, shown = _report(rules, line)
+    root, shown = root_and_shown(rules, line)
     assert root == "gpu-arch-unsupported"
     assert shown[0] == "gpu-arch-unsupported"
 
@@ -174,13 +169,13 @@ HOST_KILL = [
                          + [(line, "cuda-invalid-device") for line in NO_GPU]
                          + [(line, "library-version-incompatible") for line in LIBRARY_MISMATCH])
 def test_each_wording_reaches_its_family(rules, line, finding):
-    root, shown_ids = _report(rules, line)
+    root, shown_ids = root_and_shown(rules, line)
     assert root == finding
     assert shown_ids[0] == finding
 
 
 def test_an_abort_after_an_uncaught_cxx_exception_yields_to_its_reason(rules):
-    root, _ = _report(rules, """
+    root, _ = root_and_shown(rules, """
 terminate called after throwing an instance of 'c10::Error'
   what():  CUDA error: out of memory
 [node1:12345] *** Process received signal ***
@@ -190,7 +185,7 @@ terminate called after throwing an instance of 'c10::Error'
 
 
 def test_a_worker_terminated_during_teardown_yields_to_the_failure_that_caused_it(rules):
-    root, _ = _report(rules, """
+    root, _ = root_and_shown(rules, """
 [rank1]: RuntimeError: CUDA error: device-side assert triggered
 RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.
 """)
@@ -198,7 +193,7 @@ RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.
 
 
 def test_more_gpus_requested_than_visible_is_not_no_gpu_at_all(rules):
-    root, _ = _report(rules, "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]\n"
+    root, _ = root_and_shown(rules, "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]\n"
                              " But your machine only has: [0]")
     assert root == "local-rank-exceeds-devices"
 
@@ -228,7 +223,7 @@ TIME_LIMIT = [
 @pytest.mark.parametrize(("line", "finding"), [(line, "device-mismatch") for line in DEVICE_MISMATCH]
                          + [(line, "scheduler-time-limit") for line in TIME_LIMIT])
 def test_device_and_time_limit_wordings(rules, line, finding):
-    root, shown_ids = _report(rules, line)
+    root, shown_ids = root_and_shown(rules, line)
     assert (root, shown_ids[0]) == (finding, finding)
 
 
@@ -237,7 +232,7 @@ def test_the_kill_after_a_time_limit_is_the_time_limit_whichever_line_comes_firs
                  "slurmstepd: error: *** JOB 14 ON n1 CANCELLED AT 2015-06-30T04:08:07 DUE TO TIME LIMIT ***",
                  "=>> PBS: job killed: walltime 117 exceeded limit 90\nmpirun noticed that process rank 0 with PID 0 "
                  "on node n1 exited on signal 9 (Killed)."):
-        root, _ = _report(rules, text)
+        root, _ = root_and_shown(rules, text)
         assert root == "scheduler-time-limit"
 
 
@@ -258,20 +253,20 @@ RuntimeError: Error building extension 'fused_adam'
 @pytest.mark.parametrize("line", ["Bus error (core dumped)", "Bus error", "srun: error: node7: task 2: Bus error",
                                   "torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal SIGBUS"])
 def test_sigbus_in_any_words_is_shared_memory(rules, line):
-    root, _ = _report(rules, line)
+    root, _ = root_and_shown(rules, line)
     assert root == "shm-too-small"
 
 
 @pytest.mark.parametrize("line", ["Segmentation faults are reported below", "the job was Aborted by the user at step 5",
                                   "INFO: Illegal instruction counters: 0"])
 def test_the_words_inside_prose_are_not_a_crash(rules, line):
-    root, shown_ids = _report(rules, line)
+    root, shown_ids = root_and_shown(rules, line)
     assert root != "native-crash" and "native-crash" not in shown_ids
 
 
 @pytest.mark.parametrize("name", ["init_process_group", "is_initialized", "ReduceOp", "get_rank"])
 def test_a_torch_without_distributed_lacks_even_its_oldest_names(rules, name):
-    root, _ = _report(rules, f"AttributeError: module 'torch.distributed' has no attribute '{name}'")
+    root, _ = root_and_shown(rules, f"AttributeError: module 'torch.distributed' has no attribute '{name}'")
     assert root == "backend-unavailable"
 
 
@@ -309,7 +304,7 @@ def test_a_cpu_run_carrying_the_no_driver_warning_stays_clean(rules):
 
 
 def test_an_nccl_plugin_that_fails_to_load_is_not_a_library_mismatch(rules):
-    root, shown_ids = _report(rules, "host:1:2 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
+    root, shown_ids = root_and_shown(rules, "host:1:2 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
                                      "libnccl-net.so: undefined symbol: ncclNetPlugin_v6")
     assert "library-version-incompatible" not in shown_ids
 
@@ -326,12 +321,12 @@ def test_an_nccl_plugin_that_fails_to_load_is_not_a_library_mismatch(rules):
      "process 0.", "collective-mismatch"),
 ])
 def test_ddp_usage_errors_in_torch_and_lightning_words(rules, line, finding):
-    root, _ = _report(rules, line)
+    root, _ = root_and_shown(rules, line)
     assert root == finding
 
 
 def test_a_module_missing_on_the_nodes_the_launcher_reaches(rules):
-    root, _ = _report(rules, "node2: /usr/bin/python3: No module named deepspeed")
+    root, _ = root_and_shown(rules, "node2: /usr/bin/python3: No module named deepspeed")
     assert root == "launcher-python-mismatch"
 
 
@@ -389,7 +384,7 @@ def test_a_driver_too_old_for_the_build_is_noted_in_a_cpu_run_and_the_cause_when
         facts = analyse(rules, warning + "\n" + error + "\n")
         assert facts["log.root_cause"]["id"] == "library-version-incompatible"
     # raised as an error (torch.cuda.init(), .cuda()) it is the diagnosis at once
-    root, _ = _report(rules, "RuntimeError: The NVIDIA driver on your system is too old (found version 10020).")
+    root, _ = root_and_shown(rules, "RuntimeError: The NVIDIA driver on your system is too old (found version 10020).")
     assert root == "library-version-incompatible"
 
 
@@ -399,7 +394,7 @@ def test_a_driver_too_old_for_the_build_is_noted_in_a_cpu_run_and_the_cause_when
                                   "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU "
                                   "with cuda>=11.0"])
 def test_half_precision_where_the_device_has_no_kernels_for_it(rules, line):
-    root, _ = _report(rules, line)
+    root, _ = root_and_shown(rules, line)
     assert root == "precision-unsupported"
 
 
@@ -409,7 +404,7 @@ def test_cuda_that_cannot_initialise_in_a_forked_child(rules):
                  "RuntimeError: Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent "
                  "call last):\n  File \"/w/data.py\", line 17, in _fast_collate\n    x = x.pin_memory()\n"
                  "RuntimeError: CUDA error: initialization error"):
-        root, _ = _report(rules, text)
+        root, _ = root_and_shown(rules, text)
         assert root == "cuda-init-before-fork"
 
 
@@ -423,9 +418,9 @@ def test_an_ide_or_time_reporting_a_non_zero_exit_is_a_failure(rules, tail):
 def test_a_ray_worker_that_died_is_a_crash_and_yields_to_a_stated_cause(rules):
     died = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
             "the problem, check the logs for the dead worker.")
-    root, _ = _report(rules, died)
+    root, _ = root_and_shown(rules, died)
     assert root == "rank-crashed"
-    root, _ = _report(rules, died + "\nray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")
+    root, _ = root_and_shown(rules, died + "\nray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")
     assert root == "out-of-memory"
 
 
@@ -436,5 +431,5 @@ def test_a_ray_worker_that_died_is_a_crash_and_yields_to_a_stated_cause(rules):
     "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
 ])
 def test_a_torch_build_without_a_distributed_component(rules, line):
-    root, _ = _report(rules, line)
+    root, _ = root_and_shown(rules, line)
     assert root == "backend-unavailable"

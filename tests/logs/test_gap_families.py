@@ -7,13 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.helpers import analyse, findings_of, shown, torchrun_summary
+from tests.logs.helpers import analyse, findings_of, root_and_shown, torchrun_summary
 
-
-def _report(rules, text: str) -> tuple[str | None, list[str]]:
-    """(root cause id, ids shown as warning/error) for a log given as text."""
-    facts = analyse(rules, text)
-    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
 
 
 ASYNC_NOTE = ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
@@ -45,7 +40,7 @@ KERNEL_FAULTS = [
 
 @pytest.mark.parametrize("text", KERNEL_FAULTS)
 def test_kernel_faults_are_one_family(rules, text):
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root == "cuda-kernel-fault"
     assert ids[0] == "cuda-kernel-fault"
 
@@ -77,7 +72,7 @@ def test_a_kernel_fault_outranks_the_collective_timeouts_and_teardown_it_causes(
             + "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Watchdog caught collective operation timeout: "
             "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600091 "
             "milliseconds before timing out.\n" + torchrun_summary(1, killed=((0, 15),)))
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root == "cuda-kernel-fault"
     assert ids[0] == "cuda-kernel-fault"
 
@@ -87,7 +82,7 @@ def test_a_kernel_assertion_still_names_the_cause_before_the_illegal_access_echo
             "[96,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" + TRACEBACK
             + "RuntimeError: CUDA error: device-side assert triggered\n" + ASYNC_NOTE
             + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
-    root, _ = _report(rules, text)
+    root, _ = root_and_shown(rules, text)
     assert root == "cuda-device-assert"
 
 
@@ -107,7 +102,7 @@ QUIET = [
 
 @pytest.mark.parametrize("text", QUIET)
 def test_healthy_lines_about_ecc_and_cuda_errors_stay_quiet(rules, text):
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root is None
     assert "cuda-kernel-fault" not in ids
 
@@ -128,13 +123,13 @@ STORE_FAILURES = [
 @pytest.mark.parametrize("ipv6_first", [True, False])
 def test_an_unresolvable_name_explains_the_store_failure_in_either_order(rules, failure, ipv6_first):
     text = IPV6_GAI * 3 + failure if ipv6_first else failure + IPV6_GAI * 3
-    _, ids = _report(rules, text)
+    _, ids = root_and_shown(rules, text)
     assert ids[0] == "master-addr-unresolvable"
 
 
 def test_ipv6_lookup_warnings_alone_stay_quiet_in_a_run_that_trains(rules):
     text = IPV6_GAI * 4 + "".join(f"[rank0]: epoch 0 step {step} loss 0.{step}\n" for step in range(1, 6))
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root is None
     assert ids == []
 
@@ -142,7 +137,7 @@ def test_ipv6_lookup_warnings_alone_stay_quiet_in_a_run_that_trains(rules):
 def test_a_kernel_fault_without_rank_prefixes_still_precedes_the_crash_it_explains(rules):
     text = (TRACEBACK + "RuntimeError: CUDA error: an illegal memory access was encountered\n" + ASYNC_NOTE
             + torchrun_summary(1, killed=((0, 15),)))
-    _, ids = _report(rules, text)
+    _, ids = root_and_shown(rules, text)
     assert ids[0] == "cuda-kernel-fault"
 
 
@@ -163,7 +158,7 @@ DISK_WRITES = [
 
 @pytest.mark.parametrize("text", DISK_WRITES)
 def test_failed_disk_writes_are_one_family(rules, text):
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root == "disk-write-failed"
     assert ids[0] == "disk-write-failed"
 
@@ -172,7 +167,7 @@ def test_a_torn_save_announced_by_every_rank_is_the_unguarded_save(rules):
     text = ("[rank0]: Saving model checkpoint to out/checkpoint-10\n[rank1]: Saving model checkpoint to out/checkpoint-10\n"
             "[rank1]: RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file "
             "data/3: file write failed\n")
-    root, _ = _report(rules, text)
+    root, _ = root_and_shown(rules, text)
     assert root == "logging-from-all-ranks"
 
 
@@ -182,7 +177,7 @@ def test_a_torn_save_announced_by_every_rank_is_the_unguarded_save(rules):
     "OSError: [Errno 28] No space left on device: '/dev/shm/psm_1234'\n",
 ])
 def test_shared_memory_that_fills_up_stays_shm(rules, text):
-    root, _ = _report(rules, text)
+    root, _ = root_and_shown(rules, text)
     assert root == "shm-too-small"
 
 
@@ -191,7 +186,7 @@ def test_shared_memory_that_fills_up_stays_shm(rules, text):
     "INFO: mounting /datasets as a read-only file system for the loaders\n",
 ])
 def test_words_about_space_and_read_only_mounts_stay_quiet(rules, text):
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text)
     assert root is None and ids == []
 
 
@@ -238,7 +233,7 @@ def test_the_scheduler_banner_names_who_stopped_the_job(rules, banner, word):
      "timing out.\n", "collective-timeout"),
 ])
 def test_an_earlier_failure_is_the_cause_of_the_sigterm(rules, before, cause):
-    _, ids = _report(rules, PROGRESS + before + AGENT_SIGTERM)
+    _, ids = root_and_shown(rules, PROGRESS + before + AGENT_SIGTERM)
     assert ids[0] == cause
 
 
@@ -246,5 +241,5 @@ def test_torchruns_own_teardown_after_a_worker_failed_is_not_an_outside_stop(rul
     text = ('[rank1]: Traceback (most recent call last):\n[rank1]:   File "/w/train.py", line 4, in <module>\n'
             "[rank1]: ValueError: bad shape\nW0501 12:00:00.124000 140 torch/distributed/elastic/multiprocessing/"
             "api.py:897] Sending process 141 closing signal SIGTERM\n" + torchrun_summary(1, killed=((0, 15),)))
-    _, ids = _report(rules, text)
+    _, ids = root_and_shown(rules, text)
     assert "terminated-externally" not in ids

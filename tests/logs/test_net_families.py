@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.helpers import analyse, analyse_lines, findings_of, shown
+from tests.logs.helpers import analyse, analyse_lines, findings_of, root_and_shown
 
-
-def _report(rules, text: str) -> tuple[str | None, list[str]]:
-    """(root cause id, ids shown as warning/error) for a log given as text."""
-    facts = analyse_lines(rules, text)
-    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
 
 
 GRAPH_FILE = "node1:2748:2852 [1] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/hpc/graph.xml\n"
@@ -44,14 +39,14 @@ TOPOLOGY_FILE = [
 
 @pytest.mark.parametrize("text", TOPOLOGY_FILE)
 def test_injected_topology_or_graph_file_is_the_root_cause(rules, text):
-    assert _report(rules, text)[0] == "nccl-topology-file-mismatch"
+    assert root_and_shown(rules, text, whole=False)[0] == "nccl-topology-file-mismatch"
 
 
 def test_a_graph_file_does_not_outrank_a_stated_reason(rules):
     """A specific NCCL WARN reason (here /dev/shm) stays the diagnosis; the graph file only explains bare errors."""
     text = (GRAPH_FILE + "node1:1:2 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on "
             "device\nRuntimeError: NCCL Error 2: unhandled system error\n")
-    assert _report(rules, text)[0] == "shm-too-small"
+    assert root_and_shown(rules, text, whole=False)[0] == "shm-too-small"
 
 
 HEALTHY_WITH_TOPOLOGY_FILES = [
@@ -68,7 +63,7 @@ HEALTHY_WITH_TOPOLOGY_FILES = [
 
 @pytest.mark.parametrize("text", HEALTHY_WITH_TOPOLOGY_FILES)
 def test_topology_or_graph_files_alone_stay_clean(rules, text):
-    assert _report(rules, text) == (None, [])
+    assert root_and_shown(rules, text, whole=False) == (None, [])
 
 
 STALE_STORE = [
@@ -84,15 +79,15 @@ STALE_STORE = [
 
 @pytest.mark.parametrize("text", STALE_STORE)
 def test_more_workers_than_the_world_is_a_stale_store(rules, text):
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text, whole=False)
     assert ids[0] == "stale-init-file", ids
 
 
 def test_fewer_workers_than_the_world_is_a_missing_rank(rules):
     text = ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
             "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:10:00)\n")
-    assert "stale-init-file" not in _report(rules, text)[1]
-    assert _report(rules, text)[0] == "ranks-missing-at-rendezvous"
+    assert "stale-init-file" not in root_and_shown(rules, text, whole=False)[1]
+    assert root_and_shown(rules, text, whole=False)[0] == "ranks-missing-at-rendezvous"
 
 
 BRIDGE = ("node1:14605:14673 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.137<0> "
@@ -109,8 +104,8 @@ CONNECT_FAILURES = [
 @pytest.mark.parametrize("text", CONNECT_FAILURES)
 def test_nccl_peer_connect_failure_with_a_bridge_interface_is_the_interface(rules, text):
     """NCCL also advertises a container bridge/veth address: its interface choice is the first suspect."""
-    assert _report(rules, BRIDGE + text)[0] == "wrong-network-interface"
-    assert _report(rules, text)[0] == "network-unreachable"
+    assert root_and_shown(rules, BRIDGE + text, whole=False)[0] == "wrong-network-interface"
+    assert root_and_shown(rules, text, whole=False)[0] == "network-unreachable"
 
 
 def test_real_file_read_whole_agrees_with_the_streaming_read(rules):
@@ -141,21 +136,21 @@ STORE_WAIT_TIMEOUTS = [
 def test_a_store_wait_timing_out_after_a_30_minute_phase_is_the_timeout(rules, bar, error):
     """One rank's own phase (tokenising, preparing data) ran as long as the default timeout: the others gave up."""
     text = bar + "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n" + error + "\n"
-    root, ids = _report(rules, text)
+    root, ids = root_and_shown(rules, text, whole=False)
     assert root == "collective-timeout" and ids[0] == "collective-timeout", ids
     assert "uneven-last-batch" not in ids  # a 30-minute preprocessing bar is not an epoch that stalled at its end
 
 
 def test_a_bare_socket_timeout_without_a_long_phase_is_still_the_store_connection(rules):
     text = "Running tokenizer on dataset:  10%|#         | 1000/10000 [02:10<19:30, 7.69 examples/s]\nRuntimeError: Socket Timeout\n"
-    assert _report(rules, text)[0] == "network-unreachable"
+    assert root_and_shown(rules, text, whole=False)[0] == "network-unreachable"
 
 
 def test_a_healthy_run_with_a_30_minute_progress_bar_stays_clean(rules):
     text = ("Running tokenizer on dataset: 100%|##########| 433643/433643 [30:12<00:00, 2392.10 examples/s]\n"
             "{'loss': 1.7157, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
             "  5%|5         | 500/10000 [30:01<9:30:00, 3.60s/it]\n")
-    assert _report(rules, text) == (None, [])
+    assert root_and_shown(rules, text, whole=False) == (None, [])
 
 
 def _nccl_setup(transport: str) -> str:
@@ -179,7 +174,7 @@ def _watchdog(seq: int, op: str = "BROADCAST") -> str:
 @pytest.mark.parametrize("transport", ["P2P/IPC/read", "P2P/direct pointer", "P2P/CUMEM/read"])
 @pytest.mark.parametrize("seq", [1, 2])
 def test_first_collective_hang_over_p2p_on_one_node_is_the_p2p_transport(rules, transport, seq):
-    root, ids = _report(rules, _nccl_setup(transport) + _watchdog(seq))
+    root, ids = root_and_shown(rules, _nccl_setup(transport) + _watchdog(seq), whole=False)
     assert ids[0] == "nccl-p2p-hang", ids
 
 
@@ -190,19 +185,19 @@ def test_first_collective_hang_over_p2p_on_one_node_is_the_p2p_transport(rules, 
                                         "NET/Socket/0") + _watchdog(1),    # a channel leaves the node
 ])
 def test_other_timeouts_stay_collective_timeouts(rules, text):
-    assert _report(rules, text)[1][0] == "collective-timeout"
+    assert root_and_shown(rules, text, whole=False)[1][0] == "collective-timeout"
 
 
 def test_a_rank_that_crashed_first_stays_the_root_cause(rules):
     text = (_nccl_setup("P2P/IPC/read")
             + "[rank0]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
               "23.65 GiB total capacity; 21.90 GiB already allocated)\n" + _watchdog(1))
-    assert _report(rules, text)[1][0] == "out-of-memory"
+    assert root_and_shown(rules, text, whole=False)[1][0] == "out-of-memory"
 
 
 def test_p2p_channels_in_a_healthy_run_stay_clean(rules):
     text = _nccl_setup("P2P/IPC/read") + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
-    assert _report(rules, text) == (None, [])
+    assert root_and_shown(rules, text, whole=False) == (None, [])
 
 
 def _title(rules, text: str, finding: str) -> str:
@@ -230,11 +225,11 @@ def test_titles_name_what_the_log_shows(rules):
 def test_connection_retry_notices_of_a_healthy_run_stay_clean(rules, retry):
     text = (retry + "\nnode1:1:2 [0] NCCL INFO comm 0x7f rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
             "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
-    assert _report(rules, text) == (None, [])
+    assert root_and_shown(rules, text, whole=False) == (None, [])
 
 
 def test_a_refused_connection_that_fails_is_still_reported(rules):
-    assert _report(rules, "ConnectionRefusedError: [Errno 111] Connection refused\n")[0] == "network-unreachable"
+    assert root_and_shown(rules, "ConnectionRefusedError: [Errno 111] Connection refused\n", whole=False)[0] == "network-unreachable"
 
 
 REFUSED_RETRY = ("[W socket.cpp:436] [c10d] The client socket has failed to connect to [node-0]:29500 "
@@ -244,7 +239,7 @@ REFUSED_RETRY = ("[W socket.cpp:436] [c10d] The client socket has failed to conn
 def test_store_connect_retries_before_the_master_is_up_stay_clean(rules):
     text = (REFUSED_RETRY * 3 + "node1:1:2 [0] NCCL INFO comm 0x7f rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
             "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
-    assert _report(rules, text) == (None, [])
+    assert root_and_shown(rules, text, whole=False) == (None, [])
 
 
 @pytest.mark.parametrize("final", [
@@ -255,7 +250,7 @@ def test_store_connect_retries_before_the_master_is_up_stay_clean(rules):
     "[node-0]:29500 (errno: 113 - No route to host).",
 ])
 def test_store_connect_that_never_succeeds_is_reported(rules, final):
-    assert _report(rules, REFUSED_RETRY * 2 + final + "\n")[0] == "network-unreachable"
+    assert root_and_shown(rules, REFUSED_RETRY * 2 + final + "\n", whole=False)[0] == "network-unreachable"
 
 
 def test_gloo_loopback_fallback_is_a_note_in_a_single_node_run(rules):
@@ -263,10 +258,10 @@ def test_gloo_loopback_fallback_is_a_note_in_a_single_node_run(rules):
             "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. "
             "(function operator())\n[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer "
             "ranks is : 1\nEpoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n")
-    assert _report(rules, text)[1] == []  # a note at most, never a warning
+    assert root_and_shown(rules, text, whole=False)[1] == []  # a note at most, never a warning
     failing = text.replace("[Gloo] Rank 0 is connected", "RuntimeError: Gloo connectFullMesh failed with "
                            "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n[Gloo] Rank 0 is connected")
-    assert _report(rules, failing)[1][0] == "wrong-network-interface"
+    assert root_and_shown(rules, failing, whole=False)[1][0] == "wrong-network-interface"
 
 
 @pytest.mark.parametrize("event,failing", [
@@ -276,7 +271,7 @@ def test_gloo_loopback_fallback_is_a_note_in_a_single_node_run(rules):
 def test_infiniband_async_events_error_or_informational(rules, event, failing):
     line = f"node1:2001:2101 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : {event}\n"
     text = line + "Epoch 1: 100%|##########| 500/500 [02:10<00:00, 3.83it/s, loss=0.412]\n"
-    assert (_report(rules, text)[1] != []) is failing
+    assert (root_and_shown(rules, text, whole=False)[1] != []) is failing
 
 
 def test_a_30_minute_bar_long_before_the_timeout_does_not_explain_it(rules):
@@ -284,5 +279,5 @@ def test_a_30_minute_bar_long_before_the_timeout_does_not_explain_it(rules):
     text = ("Epoch 1:  50%|#####     | 250/500 [30:02<30:00, 0.14it/s, loss=0.5]\n"
             + "".join(f"{{'loss': 0.{i:03d}, 'epoch': 1.{i:03d}}}\n" for i in range(60))
             + "RuntimeError: Socket Timeout\n")
-    assert _report(rules, text)[0] == "network-unreachable"
+    assert root_and_shown(rules, text, whole=False)[0] == "network-unreachable"
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.helpers import analyse_lines, shown
+from tests.logs.helpers import root_and_shown
 
-
-def _report(rules, text: str) -> tuple[str | None, list[str]]:
-    """(root cause id, ids shown as warning/error) for a log given as text."""
-    facts = analyse_lines(rules, text)
-    return (facts.get("log.root_cause") or {}).get("id"), shown(rules, facts)
 
 
 FAILING = [
@@ -66,7 +61,7 @@ FAILING = [
 
 @pytest.mark.parametrize("text,want", FAILING, ids=[w + "-" + str(i) for i, (_, w) in enumerate(FAILING)])
 def test_failure_families_name_their_cause(rules, text, want):
-    root, shown = _report(rules, text)
+    root, shown = root_and_shown(rules, text, whole=False)
     assert root == want
     assert shown and shown[0] == want
 
@@ -88,4 +83,4 @@ HARMLESS = [
 
 @pytest.mark.parametrize("text", HARMLESS, ids=range(len(HARMLESS)))
 def test_harmless_lines_stay_clean(rules, text):
-    assert _report(rules, text)[1] == []
+    assert root_and_shown(rules, text, whole=False)[1] == []
