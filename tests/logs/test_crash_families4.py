@@ -1,0 +1,74 @@
+"""Crash families of the fourth pass: a rank killed by SIGILL/SIGFPE is a native crash in every
+launcher's and shell's wording, and Open MPI's SIGKILL/SIGBUS report is read under mpirun, mpiexec
+and prterun with the PID and host masked; look-alike lines stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+# SIGILL (an instruction the CPU lacks: AVX/SSE4.1 wheels on old CPUs) and SIGFPE, as each layer says it.
+NATIVE_SIGNALS = [
+    "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction).",
+    "mpiexec noticed that process rank 0 with PID 0 on node matrix exited on signal 4 (Illegal instruction: 4).",
+    "mpirun noticed that process rank 1 with PID 0 on node tw-mbp-gbai exited on signal 4 (Illegal instruction: 4).",
+    "Process finished with exit code 132 (interrupted by signal 4:SIGILL)",
+    "进程已结束，退出代码为 132 (interrupted by signal 4:SIGILL)",
+    "fish: Job 1, 'python train.py' terminated by signal SIGILL (Illegal instruction)",
+    "[2023-10-24 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', "
+    "'train.py', '--local_rank=0'] exits with return code = -8",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -4) local_rank: 0 (pid: 4242) "
+    "of binary: /usr/bin/python3",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGILL",
+    "subprocess.CalledProcessError: Command '[...]' died with <Signals.SIGILL: 4>.",
+    "srun: error: node7: task 0: Illegal instruction",
+    "APPLICATION TERMINATED WITH THE EXIT STRING: Illegal instruction (signal 4)",
+    "Termination Signal:    Illegal instruction: 4",
+]
+
+
+@pytest.mark.parametrize("line", NATIVE_SIGNALS)
+def test_sigill_and_sigfpe_exits_are_native_crashes(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert root == "native-crash"
+    assert shown[:1] == ["native-crash"]
+
+
+# Open MPI's report of a rank killed by the OOM killer / by SIGBUS, whichever MPI front end printed it.
+MPI_KILLED = [
+    ("mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed).",
+     "out-of-memory"),
+    ("mpiexec noticed that process rank 3 with PID 4242 on node worker-1 exited on signal 9 (Killed).",
+     "out-of-memory"),
+    ("prterun noticed that process rank 0 with PID 77 on node n1 exited on signal 7 (Bus error).",
+     "shm-too-small"),
+]
+
+
+@pytest.mark.parametrize(("line", "want"), MPI_KILLED)
+def test_open_mpi_signal_reports_under_every_front_end(rules, line, want):
+    root, _ = root_and_shown(rules, line)
+    assert root == want
+
+
+# Lines that name the same numbers or instruction sets without any crash.
+QUIET = [
+    "Adam Optimizer #0 is created with AVX2 arithmetic capability.",
+    "  - CPU capability usage: AVX2",
+    "Epoch 4 finished with exit code 1320 samples skipped",
+    "exits with return code = 0",
+    "Your CPU supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA",
+]
+
+
+@pytest.mark.parametrize("line", QUIET)
+def test_lookalike_lines_stay_quiet(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert root is None and shown == []
+
+
+def test_cuda_illegal_instruction_stays_a_kernel_fault(rules):
+    """The GPU's own "illegal instruction" is a kernel fault, not a CPU SIGILL."""
+    root, _ = root_and_shown(rules, "RuntimeError: CUDA error: an illegal instruction was encountered")
+    assert root == "cuda-kernel-fault"
