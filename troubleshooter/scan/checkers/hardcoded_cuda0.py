@@ -42,8 +42,9 @@ class HardcodedCuda0Checker(Checker):
 
     def _candidates(self, m):
         wraps = {id(w.node) for w in ddp_wraps(m)}
+        fallbacks = _one_process_fallbacks(m)
         for s in m.calls:
-            if self._skip(s.ctx):
+            if self._skip(s.ctx) or id(s.node) in fallbacks:
                 continue
             first = s.arg(0)
             if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
@@ -64,7 +65,7 @@ class HardcodedCuda0Checker(Checker):
                 yield s.line, s.node, "device_ids=[0]"
         for bindings in m.bindings.values():
             for b in bindings:
-                if not self._skip(b.ctx) and _cuda0(m, b.value):
+                if not self._skip(b.ctx) and id(b.value) not in fallbacks and _cuda0(m, b.value):
                     yield b.line, b.value, "cuda:0"
         if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
             yield from self._config_devices(m)
@@ -128,6 +129,18 @@ class HardcodedCuda0Checker(Checker):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
                             and isinstance(value, ast.Constant) and value.value == "cuda:0":
                         yield value.lineno, value, "cuda:0"
+
+
+def _one_process_fallbacks(m) -> set[int]:
+    """Values bound to a name that the same function (or module level) also binds to a rank-derived device:
+    ``args.device = "cuda:0"`` then ``if args.distributed: args.device = "cuda:%d" % args.local_rank``, or
+    ``device = torch.device("cuda", local_rank)`` in one arm and ``torch.device("cuda", 0)`` in the other. The
+    script picks the device per rank on its distributed path; the constant is the one-process fallback."""
+    fallbacks: set[int] = set()
+    for bindings in m.bindings.values():
+        by_rank = {id(b.func) for b in bindings if m.mentions_rank(b.value)}
+        fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
+    return fallbacks
 
 
 def _cuda0(m, node) -> bool:

@@ -38,6 +38,8 @@ class MissingDistributedSamplerChecker(Checker):
                 continue
             if (len(site.node.args) > 2 and site.name not in m.P.torch_signature_loaders) or site.rank0:
                 continue  # positional arguments of an unknown signature: cannot tell
+            if sampler is None and _batches_itself(m, site):
+                continue  # batch_size=None: the dataset yields whole batches (a pipeline that shards by rank itself)
             dataset = dataset_name(site)
             if dataset and self._sharded_or_iterable(m, dataset, site):
                 continue
@@ -304,6 +306,16 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
     return found
 
 
+def _batches_itself(m, site) -> bool:
+    """``DataLoader(data, batch_size=None)`` on torch's signature: automatic batching is off, so the dataset yields
+    ready batches; such pipelines (webdataset, wenet, torchdata, lhotse) split the data by rank inside the
+    dataset, which the scan cannot see. Not a loader given an explicit sampler (a sampler still decides)."""
+    given = site.kw("batch_size")
+    if given is None and len(site.node.args) > 1 and site.name in m.P.torch_signature_loaders:
+        given = site.node.args[1]
+    return isinstance(given, ast.Constant) and given.value is None
+
+
 CHECKER = MissingDistributedSamplerChecker()
 
 
@@ -319,3 +331,4 @@ def _always_none(m, sampler, site) -> bool:
     else:
         bindings = [b for b in m.bindings.get(name, ()) if b.func is func]
     return bool(bindings) and all(isinstance(b.value, ast.Constant) and b.value.value is None for b in bindings)
+
