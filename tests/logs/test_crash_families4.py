@@ -72,3 +72,50 @@ def test_cuda_illegal_instruction_stays_a_kernel_fault(rules):
     """The GPU's own "illegal instruction" is a kernel fault, not a CPU SIGILL."""
     root, _ = root_and_shown(rules, "RuntimeError: CUDA error: an illegal instruction was encountered")
     assert root == "cuda-kernel-fault"
+
+
+# GPU memory exhaustion in torch 0.x/1.x THC's words and in extensions printing the runtime's error 2.
+LEGACY_OOM = [
+    "RuntimeError: cuda runtime error (2) : out of memory at /py/conda-bld/pytorch_1493676237139/work/torch/lib/"
+    "THC/generic/THCStorage.cu:66",
+    "THCudaCheck FAIL file=/py/conda-bld/pytorch_1493676237139/work/torch/lib/THC/generic/THCStorage.cu line=66 "
+    "error=2 : out of memory",
+    "RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\n"
+    "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.",
+]
+
+
+@pytest.mark.parametrize("text", LEGACY_OOM)
+def test_legacy_cuda_out_of_memory_wordings(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "out-of-memory"
+
+
+def test_other_thc_errors_keep_their_own_meaning(rules):
+    text = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMath.cu line=244 error=48 : "
+            "no kernel image is available for execution on the device")
+    assert root_and_shown(rules, text)[0] == "gpu-arch-unsupported"
+
+
+# Horovod's runners (gloo and mpirun) report a rank's exit status rather than its signal.
+HOROVOD_EXITS = [
+    ("Process 0 exit with status code 137.", "out-of-memory"),
+    ("RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the "
+     "job to be terminated. The first process to do so was:\nProcess name: elastic-test-worker-1[0]\n"
+     "Exit code: 137", "out-of-memory"),
+    ("RuntimeError: mpirun failed with exit code 139", "native-crash"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), HOROVOD_EXITS)
+def test_horovod_exit_statuses_are_decoded(rules, text, want):
+    assert root_and_shown(rules, text)[0] == want
+
+
+def test_plain_nonzero_exit_code_is_not_a_signal(rules):
+    """Open MPI's "Exit code: 1" block says a rank failed, not how; it must not read as a kill."""
+    text = ("mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+            "the job to be terminated. The first process to do so was:\n\n"
+            "  Process name: [[50371,1],0]\n  Exit code:    1")
+    root, shown = root_and_shown(rules, text)
+    assert root not in ("out-of-memory", "native-crash")
