@@ -39,7 +39,8 @@ KEYS = (
     "dataset_cache_transforms", "dataset_cache_keywords", "dataset_sources", "in_memory_dataset_sources", "loader_repeaters", "loader_reiterators", "process_count_calls",
     "ddp_returning_preparers", "serialising_write_contexts", "gradient_sync_skippers",
     "run_bound_tracker_calls", "tracker_run_starters", "active_run_names", "event_file_writers",
-    "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", *REGEX_KEYS,
+    "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", "device_restoring_loaders", "buffer_registrars",
+    *REGEX_KEYS,
 )
 
 

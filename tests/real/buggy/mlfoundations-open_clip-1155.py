@@ -12,6 +12,18 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 
+class TinyClip(nn.Module):
+    def __init__(self, context_length=16, width=512, num_classes=100):
+        super().__init__()
+        self.visual = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, width), nn.LayerNorm(width))
+        self.head = nn.Linear(width, num_classes)
+        self.register_buffer("attn_mask", torch.full((context_length, context_length), float("-inf")).triu_(1),
+                             persistent=False)
+
+    def forward(self, images):
+        return self.head(self.visual(images))
+
+
 def is_master(args):
     return args.rank == 0
 
@@ -60,7 +72,7 @@ def main():
     args = Args()
     torch.cuda.set_device(args.local_rank)
     dist.init_process_group("nccl")
-    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 512), nn.LayerNorm(512), nn.Linear(512, 100))
+    model = TinyClip()
     model = DistributedDataParallel(model.to(args.device), device_ids=[args.local_rank])
     dataset = TensorDataset(torch.randn(2048, 3, 32, 32), torch.randint(0, 100, (2048,)))
     sampler = DistributedSampler(dataset)

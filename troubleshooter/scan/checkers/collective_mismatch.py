@@ -116,19 +116,22 @@ class CollectiveMismatchChecker(Checker):
 
     @staticmethod
     def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
-        """Calls on some ranks only that run the forward of a DDP-wrapped model with buffers to broadcast:
+        """Calls on some ranks only that run the forward of a DDP-wrapped model with buffers to broadcast (BatchNorm
+        statistics, ``register_buffer``):
         ``model(x)`` itself, or a local function the wrapper is passed to and that calls it."""
         if not (m.calls_named(m.P.batchnorm_layers) or any(
-                m.P.matches("batchnorm_model_factories", c.name) for c in m.calls)):
+                m.P.matches("batchnorm_model_factories", c.name) or c.method in m.P.buffer_registrars
+                for c in m.calls)):
             return []
-        wrapped = {name for name, wrap in wrapped_models(m).items()
-                   if const(wrap.kw("broadcast_buffers"), default=True) is not False}
+        wraps = {name: wrap for name, wrap in wrapped_models(m).items()
+                 if const(wrap.kw("broadcast_buffers"), default=True) is not False}
+        wrapped = set(wraps)
         found = []
         for site in m.calls:
             if not site.ctx.sides:
                 continue
             target = dotted(site.node.func)
-            if target in wrapped:
+            if target in wrapped and _after_wrap(site, wraps[target]):
                 found.append((site, f"forward of {target}"))
                 continue
             callee = local_callee(m, site)
@@ -164,6 +167,12 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _after_wrap(site: CallSite, wrap: CallSite) -> bool:
+    """False for a call of the bare model before the wrap that rebinds its name in the same function (a rank-0
+    forward that writes reference tensors before ``model = DDP(model)``)."""
+    return site.ctx.func is not wrap.ctx.func or site.line > wrap.line or site.ctx.loops
 
 
 class _Reach:

@@ -34,6 +34,27 @@ class HardcodedCuda0Checker(Checker):
             yield Hit(line, f"{source(node)} pins every rank to GPU {gpu}: all processes share one GPU (OOM, "
                             f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
                       {"device": text, "variable": rank})
+        for site in self._loads_without_placement(m):
+            if site.line not in seen:
+                seen.add(site.line)
+                yield Hit(site.line, f"{source(site.node)} has no map_location: every rank restores the checkpoint "
+                                     "onto the GPU it was saved from (GPU 0), so GPU 0 holds a copy per process "
+                                     f"(OOM, uneven memory); load with map_location=\"cpu\" or f\"cuda:{{{rank}}}\"",
+                          {"device": "cuda:0", "variable": rank})
+
+    def _loads_without_placement(self, m):
+        """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``) on every rank's
+        path of a DDP run (``device_restoring_loaders``), reading back a checkpoint this script writes from the
+        training's own (GPU) state: a ``checkpoint_writers`` call whose payload holds a ``state_dict()`` and whose
+        path ends in the same name (``self.snapshot_path`` / ``snapshot_path``, ``path`` in a save/load pair).
+        Files of other origin (downloaded weights, cached features) are usually CPU tensors and stay quiet."""
+        written = {_path_name(s.arg(1, "f")) for s in m.calls
+                   if s.name in m.P.checkpoint_writers and _holds_state_dict(m, s)} - {None}
+        for s in m.calls:
+            if s.name in m.P.device_restoring_loaders and s.kw("map_location") is None and len(s.node.args) < 2 \
+                    and not any(k.arg is None for k in s.node.keywords) and not self._skip(s.ctx) \
+                    and _path_name(s.arg(0, "f")) in written:
+                yield s
 
     @staticmethod
     def _skip(ctx) -> bool:
@@ -205,6 +226,26 @@ def _option_gpu_indices(m):
         if default is not None and _device_index(default) is not None and id(default) not in seen:
             seen.add(id(default))
             yield site.line, site.node, f"cuda:{_device_index(default)}"
+
+
+def _holds_state_dict(m, site) -> bool:
+    """The saved payload calls ``.state_dict()``, in the call or in the value bound to the payload's name in the
+    same function (``snapshot = {"MODEL_STATE": model.module.state_dict()}; torch.save(snapshot, path)``)."""
+    payload = site.arg(0, "obj")
+    values = [payload] if payload is not None else []
+    if isinstance(payload, ast.Name):
+        values += [b.value for b in m.bindings.get(payload.id, ()) if b.ctx.func is site.ctx.func]
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "state_dict"
+               for value in values for n in ast.walk(value))
+
+
+def _path_name(node) -> str | None:
+    """The last name of a path expression (``self.snapshot_path`` -> ``snapshot_path``, ``path`` -> ``path``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
 
 
 def _device_index(node) -> int | None:

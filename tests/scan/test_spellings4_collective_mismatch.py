@@ -1,0 +1,114 @@
+"""collective-mismatch for a forward of the DDP model on some ranks only when the model has buffers to broadcast:
+besides BatchNorm statistics, a buffer the model registers itself (open_clip's non-persistent ``attn_mask``,
+open_clip#1155), reached through an evaluation helper after ``if not is_master(args): return``. Near misses: no
+buffer at all, ``broadcast_buffers=False``, and a rank-0 forward of the bare model before the line that wraps it
+(llm.c writes reference tensors on the master before ``model = DDP(model)``)."""
+
+from __future__ import annotations
+
+from tests.scan.conftest import scan_ids
+
+ID = "collective-mismatch"
+
+SCRIPT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+{buffer}
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def zero_shot(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+def evaluate(model, rank):
+    if rank != 0:
+        return {{}}
+    return {{"acc": zero_shot(model, torch.randn(4, 8).cuda()).mean().item()}}
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    model = DistributedDataParallel(Net().cuda(), device_ids=[local_rank]{options})
+    for epoch in range(3):
+        model(torch.randn(4, 8).cuda()).sum().backward()
+        evaluate(model, rank)
+        dist.barrier()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+BUFFER = '        self.register_buffer("attn_mask", torch.ones(4, 4).triu_(1), persistent=False)'
+
+
+def test_registered_buffer_makes_a_rank0_forward_a_collective(tmp_path):
+    assert ID in scan_ids(tmp_path, SCRIPT.format(buffer=BUFFER, options=""))
+
+
+def test_batchnorm_statistics_still_count(tmp_path):
+    code = SCRIPT.format(buffer="        self.bn = nn.BatchNorm1d(2)", options="")
+    assert ID in scan_ids(tmp_path, code)
+
+
+def test_no_buffer_stays_quiet(tmp_path):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(buffer="        pass", options=""))
+
+
+def test_broadcast_buffers_off_stays_quiet(tmp_path):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(buffer=BUFFER, options=", broadcast_buffers=False"))
+
+
+def test_rank0_forward_before_the_wrap_stays_quiet(tmp_path):
+    code = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.register_buffer("bias", torch.tril(torch.ones(8, 8)))
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    master_process = dist.get_rank() == 0
+    model = GPT().cuda()
+    if master_process:
+        logits = model(torch.randn(2, 8).cuda())
+        torch.save(logits, "reference.pt")
+    model = DDP(model, device_ids=[local_rank])
+    for step in range(10):
+        model(torch.randn(2, 8).cuda()).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+    assert ID not in scan_ids(tmp_path, code)

@@ -1,0 +1,87 @@
+"""hardcoded-cuda0 for a checkpoint the script writes from its own GPU state and reads back with ``torch.load``
+and no ``map_location``: every rank restores it onto GPU 0 (pytorch/examples#1084, imagen-pytorch#190). Spellings
+of the save/load pair (a snapshot dict bound first, a trainer's save/load methods, ``torch.serialization.load``);
+near misses that stay quiet: a map_location in any spelling, a file the script does not write (downloaded
+weights, cached features), a payload without a state_dict, a load on rank 0 only."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scan.conftest import scan_ids
+
+ID = "hardcoded-cuda0"
+
+SCRIPT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, snapshot_path):
+        self.local_rank = int(os.environ["LOCAL_RANK"])
+        self.model = nn.Linear(8, 2).to(self.local_rank)
+        self.snapshot_path = snapshot_path
+        if os.path.exists(snapshot_path):
+            self.load(snapshot_path)
+        self.model = DDP(self.model, device_ids=[self.local_rank])
+
+    def save(self, path):
+{save}
+
+    def load(self, path):
+{load}
+
+    def train(self):
+        for step in range(10):
+            self.model(torch.randn(4, 8).cuda()).sum().backward()
+        if self.local_rank == 0:
+            self.save(self.snapshot_path)
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    Trainer("snapshot.pt").train()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+SAVE = '        torch.save({"model": self.model.module.state_dict()}, path)'
+SAVE_BOUND = '        snapshot = {"MODEL_STATE": self.model.module.state_dict(), "EPOCHS_RUN": 3}\n' \
+             '        torch.save(snapshot, path)'
+
+
+@pytest.mark.parametrize("save, load", [
+    (SAVE, '        state = torch.load(path)\n        self.model.load_state_dict(state["model"])'),
+    (SAVE_BOUND, '        snapshot = torch.load(path)\n        self.model.load_state_dict(snapshot["MODEL_STATE"])'),
+    (SAVE, '        self.model.load_state_dict(torch.load(f=path)["model"])'),
+    (SAVE, '        self.model.load_state_dict(torch.serialization.load(path)["model"])'),
+])
+def test_own_checkpoint_read_back_without_placement(tmp_path, save, load):
+    assert ID in scan_ids(tmp_path, SCRIPT.format(save=save, load=load))
+
+
+@pytest.mark.parametrize("save, load", [
+    (SAVE, '        self.model.load_state_dict(torch.load(path, map_location="cpu")["model"])'),
+    (SAVE, '        self.model.load_state_dict(torch.load(path, f"cuda:{self.local_rank}")["model"])'),
+    (SAVE, '        kwargs = {"map_location": "cpu"}\n        self.model.load_state_dict(torch.load(path, **kwargs)["model"])'),
+    # a file the script does not write: downloaded / pretrained weights are CPU tensors
+    (SAVE, '        self.model.load_state_dict(torch.load("pretrained_weights.pth"))'),
+    # a payload without a state_dict (features, a queue)
+    ('        torch.save({"queue": torch.zeros(3)}, path)', '        self.queue = torch.load(path)["queue"]'),
+])
+def test_near_misses_stay_quiet(tmp_path, save, load):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(save=save, load=load))
+
+
+def test_load_on_rank_zero_only_stays_quiet(tmp_path):
+    code = SCRIPT.format(save=SAVE, load='        self.model.load_state_dict(torch.load(path)["model"])').replace(
+        "        if os.path.exists(snapshot_path):\n            self.load(snapshot_path)",
+        "        if self.local_rank == 0 and os.path.exists(snapshot_path):\n            self.load(snapshot_path)")
+    assert ID not in scan_ids(tmp_path, code)
