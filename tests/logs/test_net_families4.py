@@ -1,0 +1,109 @@
+"""NCCL transport failures and watchdog status lines recognised by family (issue 11, session 4).
+
+- InfiniBand verbs, the AWS OFI/EFA plugin, NCCL's proxy thread and a peer that closed its socket are
+  NCCL communicator errors in every NCCL generation's wording, with or without the reason NCCL appends;
+- ProcessGroupNCCL's summary of the work its watchdog gave up on (torch 2.2, 2.3 and 2.4+ wordings) is the
+  collective timeout even when the "caught collective operation timeout" line was cut from the log.
+
+Near misses stay quiet: NCCL's informational IB events, the OFI plugin falling back to another transport,
+connection retries, libibverbs being absent, and healthy runs' NCCL INFO set-up lines.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+TRANSPORT_FAILURES = [
+    # verbs without a reason (NCCL 2.1-2.8, TF/Horovod builds) and with one (NCCL 2.10+)
+    "hai-a100-3:3778851:3779883 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed",
+    "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed",
+    "machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed",
+    "dgx-4:460770:460842 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable",
+    # the AWS libfabric plugin: old and new wordings, under mpirun's rank prefix
+    "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. "
+    "RC: -22, ERROR: Invalid argument",
+    "algo-1:462:500 [0] NCCL WARN NET/OFI Request completed with error. RC: 21. Error: unknown error",
+    "ip-10-0-0-1:79:79 [0] nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for domain "
+    "0x7f9befa99380 failed: Invalid argument",
+    # NCCL's proxy thread and a peer that went away (NCCL 2.2 and 2.18 wordings)
+    "ubuntu:39964:40075 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, "
+    "retcode 2",
+    "server1:6601:6625 [0] include/socket.h:385 NCCL WARN Net : Connection closed by remote peer",
+    "ubuntu:39964:40044 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer node1<57557>",
+]
+
+
+@pytest.mark.parametrize("line", TRANSPORT_FAILURES)
+def test_nccl_transport_failures_are_nccl_errors(rules, line):
+    assert root_and_shown(rules, line + "\n", whole=False)[0] == "nccl-error"
+    assert root_and_shown(rules, line + "\n")[0] == "nccl-error"
+
+
+def test_a_transport_failure_before_the_system_error_keeps_the_nccl_error(rules):
+    """The WARN line says which call failed: the bare system error after it is no longer read as /dev/shm."""
+    text = ("hai-a100-3:1:2 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed\n"
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:825, "
+            "unhandled system error, NCCL version 2.7.8\n")
+    root, shown = root_and_shown(rules, text, whole=False)
+    assert root == "nccl-error" and "shm-too-small" not in shown
+
+
+def test_a_peer_that_closed_its_socket_yields_to_the_rank_that_failed(rules):
+    """'Connection closed by remote peer' is the echo of another rank's failure: that failure comes first."""
+    text = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+            "capacity of 23.69 GiB of which 1.10 GiB is free.\n"
+            "node0:6601:6625 [0] include/socket.h:385 NCCL WARN Net : Connection closed by remote peer\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "out-of-memory"
+
+
+WATCHDOG_STATUS = [
+    # torch 2.2
+    "[rank14]:[E ProcessGroupNCCL.cpp:1537] [PG 1 Rank 14] Timeout at NCCL work: 15734, last enqueued NCCL work: 15735, "
+    "last completed NCCL work: 15733.",
+    # torch 2.3
+    "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Exception (either an error or timeout) detected by watchdog at "
+    "work: 5, last enqueued NCCL work: 7, last completed NCCL work: 4.",
+    # torch 2.4+, under Ray's actor prefix
+    "(WorkerDict pid=97397, ip=10.0.0.9) [rank3]:[E1023 02:44:30.942078991 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID "
+    "0(default_pg) Rank 3]  failure detected by watchdog at work sequence id: 26 PG status: last enqueued work: 26, "
+    "last completed work: 126",
+]
+
+
+@pytest.mark.parametrize("line", WATCHDOG_STATUS)
+def test_watchdog_work_status_is_the_collective_timeout(rules, line):
+    assert root_and_shown(rules, line + "\n", whole=False)[0] == "collective-timeout"
+
+
+def test_an_nccl_error_of_its_own_outranks_the_watchdog_status(rules):
+    text = ("node1:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.3<49577> with "
+            "status=12 opcode=1 len=0 vendor err 129 (Send)\n" + WATCHDOG_STATUS[2] + "\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "nccl-error"
+
+
+QUIET = [
+    # the OFI plugin not finding a provider makes NCCL fall back to IB or sockets
+    "ip-172-31-1-1:5:5 [0] get_ofi_provider:312 NCCL WARN NET/OFI Could not find any optimal provider",
+    # informational IB port events and an absent libibverbs (NCCL then uses sockets)
+    "node1:2001:2101 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port active",
+    "node1:15833:15833 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    # a connection retry that later succeeds
+    "node1:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) after "
+    "sleep for 2600 msec",
+    # NET/OFI set-up lines of a healthy EFA run
+    "[1,6]<stdout>:worker-0:27:575 [6] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws\n"
+    "[1,6]<stdout>:worker-0:27:575 [6] NCCL INFO NET/OFI Setting provider_filter to efa\n"
+    "[1,6]<stdout>:worker-0:27:575 [6] NCCL INFO NET/OFI Using transport protocol SENDRECV",
+    # a healthy socket-transport set-up (NCCL 2.4)
+    "node1:41449:41449 [6] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
+    "node1:41449:41449 [6] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>\n"
+    "node1:41449:43711 [6] NCCL INFO Ring 00 : 1 -> 0 [receive] via NET/Socket/0",
+]
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_harmless_transport_lines_stay_clean(rules, text):
+    assert root_and_shown(rules, text + "\n", whole=False) == (None, [])
+    assert root_and_shown(rules, text + "\n") == (None, [])
