@@ -6,6 +6,8 @@ buffer at all, ``broadcast_buffers=False``, and a rank-0 forward of the bare mod
 
 from __future__ import annotations
 
+import pytest
+
 from tests.scan.conftest import scan_ids
 
 ID = "collective-mismatch"
@@ -112,3 +114,40 @@ if __name__ == "__main__":
     main()
 '''
     assert ID not in scan_ids(tmp_path, code)
+
+
+GUARDED = '''
+import os
+import torch
+import torch.distributed as dist
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    {guard}
+        dist.all_reduce(torch.ones(1).cuda())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+
+@pytest.mark.parametrize("guard", [
+    "if (r := dist.get_rank()) == 0:",
+    "if (is_main := rank == 0):",
+    "if 0 == (r := rank):",
+    "if not rank:",
+    "if local_rank in (-1, 0):",
+    "if rank == 0 or os.environ.get('DEBUG'):",
+])
+def test_rank_guard_spellings(tmp_path, guard):
+    assert ID in scan_ids(tmp_path, GUARDED.format(guard=guard))
+
+
+def test_walrus_on_a_rank_free_value_stays_quiet(tmp_path):
+    assert ID not in scan_ids(tmp_path, GUARDED.format(guard="if (n := torch.cuda.device_count()) > 0:"))

@@ -85,3 +85,61 @@ def test_load_on_rank_zero_only_stays_quiet(tmp_path):
         "        if os.path.exists(snapshot_path):\n            self.load(snapshot_path)",
         "        if self.local_rank == 0 and os.path.exists(snapshot_path):\n            self.load(snapshot_path)")
     assert ID not in scan_ids(tmp_path, code)
+
+
+BARE = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+{setup}
+    dist.init_process_group({init})
+    model = nn.Linear(8, 2)
+    {line}
+    model = DDP(model)
+    for step in range(10):
+        model(torch.randn(4, 8).to(device)).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("line", [
+    'device = torch.device("cuda")\n    model.to(device)',
+    'device = "cuda"\n    model.to(device)',
+    'model.to("cuda")\n    device = model.weight.device',
+])
+def test_bare_cuda_with_no_device_setup(tmp_path, line):
+    """hkchengrex/MMAudio#57: every process placed its work on plain "cuda" (GPU 0)."""
+    assert ID in scan_ids(tmp_path, BARE.format(setup="", init='"nccl"', line=line))
+
+
+@pytest.mark.parametrize("setup, init", [
+    ("    torch.cuda.set_device(local_rank)", '"nccl"'),
+    ('    torch.set_default_device(f"cuda:{local_rank}")', '"nccl"'),
+    ('    os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)', '"nccl"'),
+    ("", '"nccl", device_id=torch.device("cuda", local_rank)'),
+    ("", '"gloo"'),
+])
+def test_bare_cuda_after_device_setup_stays_quiet(tmp_path, setup, init):
+    code = BARE.format(setup=setup, init=init, line='device = torch.device("cuda")\n    model.to(device)')
+    assert ID not in scan_ids(tmp_path, code)
+
+
+def test_set_default_device_is_device_setup(tmp_path):
+    code = BARE.format(setup='    torch.set_default_device(f"cuda:{local_rank}")', init='"nccl"',
+                       line='device = torch.device("cuda", local_rank)\n    model.to(device)')
+    assert "missing-set-device" not in scan_ids(tmp_path, code)
+
+
+def test_set_default_device_to_gpu_zero_is_pinned(tmp_path):
+    code = BARE.format(setup='    torch.set_default_device("cuda:0")', init='"nccl"',
+                       line='device = torch.device("cuda", local_rank)\n    model.to(device)')
+    assert ID in scan_ids(tmp_path, code)

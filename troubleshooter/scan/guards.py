@@ -207,6 +207,8 @@ class RankLogic:
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:
         """(side of the body, side of the else) when ``test`` depends on the rank, else None."""
+        if isinstance(test, ast.NamedExpr):  # ``if (is_main := rank == 0):`` tests the value it binds
+            return self.classify(test.value)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (inner[1], inner[0]) if inner else None
@@ -240,6 +242,7 @@ class RankLogic:
                    for n in walk(test, operators=False))
 
     def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> tuple[str, str] | None:
+        left, right = _bound_value(left), _bound_value(right)  # ``(r := dist.get_rank()) == 0``
         if self.is_main_flag(left) and isinstance(op, (ast.Eq, ast.Is)) and const(right) is True:
             return (RANK0, NONZERO)
         if not self.is_rank_expr(left):
@@ -273,6 +276,11 @@ class RankLogic:
 
     def _mod_of_rank(self, node: ast.AST) -> bool:
         return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and self.is_rank_expr(node.left)
+
+
+def _bound_value(node: ast.AST) -> ast.AST:
+    """The value of an assignment expression (``(rank := get_rank())`` -> ``get_rank()``), else the node."""
+    return node.value if isinstance(node, ast.NamedExpr) else node
 
 
 def mark_methods(cls: ast.ClassDef) -> None:

@@ -34,6 +34,13 @@ class HardcodedCuda0Checker(Checker):
             yield Hit(line, f"{source(node)} pins every rank to GPU {gpu}: all processes share one GPU (OOM, "
                             f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
                       {"device": text, "variable": rank})
+        for line, node in self._bare_cuda_without_setup(m):
+            if line not in seen:
+                seen.add(line)
+                yield Hit(line, f"{source(node)} names the bare \"cuda\" device and nothing selects this process's "
+                                f"GPU (no set_device, no per-rank CUDA_VISIBLE_DEVICES): \"cuda\" is GPU 0 on every "
+                                f"rank; use cuda:{{{rank}}} (or set the device from the local rank first)",
+                          {"device": "cuda", "variable": rank})
         for site in self._loads_without_placement(m):
             if site.line not in seen:
                 seen.add(site.line)
@@ -41,6 +48,28 @@ class HardcodedCuda0Checker(Checker):
                                      "onto the GPU it was saved from (GPU 0), so GPU 0 holds a copy per process "
                                      f"(OOM, uneven memory); load with map_location=\"cpu\" or f\"cuda:{{{rank}}}\"",
                           {"device": "cuda:0", "variable": rank})
+
+    def _bare_cuda_without_setup(self, m):
+        """The device spelled as bare ``"cuda"`` (``torch.device("cuda")``, ``.to("cuda")``, ``device="cuda"``, a
+        name bound to it) on every rank's path of a GPU process group that nothing binds to the rank's GPU: no
+        ``set_device`` of any kind, no ``device_id=`` at init, no ``CUDA_VISIBLE_DEVICES``. Without that set-up
+        "cuda" is GPU 0 for every process."""
+        if m.calls_named(m.P.set_device) or "CUDA_VISIBLE_DEVICES" in m.strings:
+            return
+        inits = m.calls_named(m.P.init_process_group)
+        if not inits or any(s.kw("device_id") is not None or const(s.arg(0, "backend")) == "gloo" for s in inits):
+            return
+        for s in m.calls:
+            if self._skip(s.ctx):
+                continue
+            if s.name == "torch.device" and const(s.arg(0)) == "cuda" and s.arg(1, "index") is None:
+                yield s.line, s.node
+            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == "cuda":
+                yield s.line, s.node
+        for bindings in m.bindings.values():
+            for b in bindings:
+                if not self._skip(b.ctx) and const(b.value, default=...) == "cuda":
+                    yield b.line, b.value
 
     def _loads_without_placement(self, m):
         """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``) on every rank's
