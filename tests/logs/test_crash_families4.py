@@ -119,3 +119,25 @@ def test_plain_nonzero_exit_code_is_not_a_signal(rules):
             "  Process name: [[50371,1],0]\n  Exit code:    1")
     root, shown = root_and_shown(rules, text)
     assert root not in ("out-of-memory", "native-crash")
+
+
+# bf16 refused on pre-Ampere GPUs, in the trainers' and the vLLM engines' words (vLLM backs RLHF rollouts).
+BF16_REFUSED = [
+    "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+    "V100-SXM2-32GB GPU has compute capability 7.0.",
+    "ValueError: [address=0.0.0.0:34479, pid=610] Bfloat16 is only supported on GPUs with compute capability of "
+    "at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly "
+    "setting the `dtype` flag in CLI, for example: --dtype=half.",
+    "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+]
+
+
+@pytest.mark.parametrize("line", BF16_REFUSED)
+def test_bf16_refused_on_old_gpus(rules, line):
+    assert root_and_shown(rules, line)[0] == "precision-unsupported"
+
+
+def test_a_bf16_engine_config_line_stays_quiet(rules):
+    line = ("INFO 11-04 10:12:51 llm_engine.py:237] Initializing an LLM engine (v0.6.3.post1) with config: "
+            "model='Qwen/Qwen2.5-0.5B', dtype=torch.bfloat16, max_seq_len=32768")
+    assert root_and_shown(rules, line) == (None, [])
