@@ -15,6 +15,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, walk
 from troubleshooter.scan.guards import const as _const
@@ -83,7 +84,7 @@ class Project:
         words, folded = _relevance_words(self.P)
         if words is None:
             return True
-        return any(word in data for word in words) or bool(folded) and any(word in data.lower() for word in folded)
+        return words.any_in(data) or bool(folded) and any(word in data.lower() for word in folded)
 
     def add(self, path: str, tree: ast.Module, keep_nodes: bool = True) -> list[str]:
         """Summarise one module; return the paths of the local modules it imports (not yet added).
@@ -200,14 +201,14 @@ class Project:
         for path, data, tree in modules:
             key = self.files.key(path, tree)
             imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree))}
-            if any(all(_in_code(data, word) for word in sign) for sign in signs):
+            if _starts(data, signs):
                 starts.add(key)
         for target in {t for targets in imports.values() for t in targets} - imports.keys():
             try:  # a local helper the scan did not name (read later by add_source) may start it too
                 data = Path(target).read_bytes()
             except OSError:
                 continue
-            if any(all(_in_code(data, word) for word in sign) for sign in signs):
+            if _starts(data, signs):
                 starts.add(target)
         if not starts:
             return None
@@ -338,16 +339,36 @@ class Project:
 def _start_signs(P: Patterns) -> tuple[tuple[bytes, ...], ...]:
     """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
     from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
-    a model from the ``transformers`` package starts nothing); any ``lightning``."""
+    a model from the ``transformers`` package starts nothing); any ``lightning``. A set holding whenever a shorter
+    one holds (``pytorch_lightning`` contains ``lightning``) is left out: it would only cost another search."""
     signs = {(last(q),) for q in (*P.ddp_wrappers, *P.init_process_group, *P.distributed_samplers)}
     for spec in P.frameworks.values():
         signs |= {(q.partition(".")[0], last(q)) for q in spec.get("entry", ())}
         signs |= {(q.partition(".")[0],) for q in spec.get("entry_prefixes", ())}
-    return tuple(tuple(word.encode() for word in sign) for sign in sorted(signs) if all(sign))
+    kept: list[tuple[str, ...]] = []
+    for sign in sorted((s for s in signs if all(s)), key=lambda s: (sum(map(len, s)), s)):
+        if not any(all(any(word in mine for mine in sign) for word in other) for other in kept):
+            kept.append(sign)
+    return tuple(tuple(word.encode() for word in sign) for sign in sorted(kept))
+
+
+def _starts(data: bytes, signs: tuple[tuple[bytes, ...], ...]) -> bool:
+    """Some sign's words all occur outside comment lines (each word searched for once)."""
+    seen: dict[bytes, bool] = {}
+    for sign in signs:
+        for word in sign:
+            found = seen.get(word)
+            if found is None:
+                found = seen[word] = _in_code(data, word)
+            if not found:
+                break
+        else:
+            return True
+    return False
 
 
 @lru_cache(maxsize=8)
-def _relevance_words(P: Patterns) -> tuple[tuple[bytes, ...] | None, tuple[bytes, ...]]:
+def _relevance_words(P: Patterns) -> tuple["WordSearch | None", tuple[bytes, ...]]:
     """What :meth:`Project.relevant` looks for, derived from the pattern files (a framework or a rank name added to
     the YAML needs no change here): (words any of which makes a module relevant, the same compared case-folded).
     They are the last segments of the names the summary reads, the strings every match of its regular expressions
@@ -370,12 +391,47 @@ def _relevance_words(P: Patterns) -> tuple[tuple[bytes, ...] | None, tuple[bytes
             else:
                 words.update(found)
     encoded = {w.encode() for w in words} | set(_CODE_WORDS)
-    return _shortest(encoded), _shortest({w.encode() for w in folded})
+    return WordSearch(_shortest(encoded)), _shortest({w.encode() for w in folded})
 
 
 def _shortest(words: set[bytes]) -> tuple[bytes, ...]:
     """The words not containing another one (finding ``rank`` is enough; ``local_rank`` adds nothing)."""
     return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
+class WordSearch:
+    """Tells whether any of many words occurs in a module's bytes in few passes over them: words sharing a lead
+    (``is_main``, ``is_master``, ... ``import ray``, ``import trl``, ...) are searched for through it, one search
+    for the lead and, where it occurs, one ``startswith`` of all of them; a word alone is searched for itself."""
+
+    def __init__(self, words: Iterable[bytes]):
+        groups: dict[bytes, list[bytes]] = {}
+        for word in words:
+            groups.setdefault(_lead(word), []).append(word)
+        self._groups = tuple((lead, tuple(members)) if len(members) > 1 else (members[0], None)
+                             for lead, members in groups.items())
+
+    def any_in(self, data: bytes) -> bool:
+        """True when some word occurs in ``data``."""
+        for lead, members in self._groups:
+            if members is None:
+                if lead in data:
+                    return True
+                continue
+            at = data.find(lead)
+            while at != -1:
+                if data.startswith(members, at):
+                    return True
+                at = data.find(lead, at + 1)
+        return False
+
+
+def _lead(word: bytes) -> bytes:
+    """The start of a word up to its first separator after a letter (``is_`` of ``is_main``, ``import `` of
+    ``import ray``), or the whole word."""
+    letter = next((i for i, byte in enumerate(word) if chr(byte).isalpha()), len(word))
+    ends = [at for at in (word.find(b"_", letter), word.find(b" ", letter)) if at != -1]
+    return word[:min(ends) + 1] if ends else word
 
 
 def _required_strings(rx: re.Pattern) -> set[str] | None:
