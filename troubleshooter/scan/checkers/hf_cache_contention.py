@@ -19,9 +19,12 @@ class HfCacheContentionChecker(Checker):
         """Under the HF Trainer or Accelerate: they take care of their own loading, not of the user's
         preprocessing (``dataset.map`` before ``Trainer(...)``), which still runs on every rank."""
         if not any(s.rank_conditional for s in m.calls_to(m.P.hf_cache_loaders)):
-            yield from self._cache_writes(m)
+            yield from _as_evidence_allows(m, self._cache_writes(m))
 
     def check(self, m):
+        yield from _as_evidence_allows(m, self._check(m))
+
+    def _check(self, m):
         P = m.P
         sites = m.calls_to(P.hf_cache_loaders)
         downloads = [s for s in m.calls if P.matches("dataset_fetchers", s.name)]
@@ -105,6 +108,37 @@ class HfCacheContentionChecker(Checker):
         return any((s.method in m.P.barrier_methods and s.rank_conditional or s.method in m.P.rank_zero_first_contexts)
                    and s.line < site.line and s.ctx.func is site.ctx.func for s in m.calls)
 
+
+
+def _as_evidence_allows(m, hits):
+    """Warnings where the code shows every rank loading at start-up: in a module that starts the process itself
+    (its ``if __name__ == "__main__":`` block or a top-level call of its own function), at module level, or in a
+    project with no entry at all (a snippet). A load inside a function of a library module (a model's
+    ``__init__``, a dataset builder, a plugin) runs wherever its callers run it, which may be after rank 0 filled
+    the cache or under ``main_process_first``: the scan cannot tell a defect from the design there, so it is
+    ``info``."""
+    library = m.project is not None and m.project.has_entry and not _starts_here(m.tree)
+    for hit in hits:
+        if library and _in_function(m, hit.line):
+            hit.severity = "info"
+        yield hit
+
+
+def _in_function(m, line: int) -> bool:
+    return any(f.name != "<class>" and f.node.lineno <= line <= (f.node.end_lineno or f.node.lineno)
+               for infos in m.functions.values() for f in infos)
+
+
+def _starts_here(tree: ast.Module) -> bool:
+    """The module is a program's entry: an ``if __name__ == "__main__":`` block, or a top-level call of a
+    function it defines (``main()`` at the bottom of a script)."""
+    own = {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and dotted(stmt.test.left) == "__name__":
+            return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in own:
+            return True
+    return False
 
 
 def _one_per_cause(m, hits):
