@@ -173,6 +173,22 @@ def wrap(width: int) -> Callable[[str], str]:
     return apply
 
 
+def word_wrap(width: int) -> Callable[[str], str]:
+    """Long lines broken at the last space before ``width`` (a forum or mail client re-flowing a paste;
+    a word longer than the width stays whole)."""
+    def apply(text: str) -> str:
+        lines, end = _split(text)
+        out = []
+        for line in lines:
+            while len(line) > width and " " in line[1:width + 1]:
+                cut = line.rindex(" ", 1, width + 1)
+                out.append(line[:cut])
+                line = line[cut + 1:]
+            out.append(line)
+        return _join(out, end)
+    return apply
+
+
 def interleave(text: str) -> str:
     """Ranks printing at the same time: the labelled lines of different ranks merged round-robin, each
     rank's own order kept (unlabelled lines stay where they are). Unlabelled logs are left as they are:
@@ -288,6 +304,8 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     # terminal-width wrapping (deepspeedai/DeepSpeed#2920: "--de\nepspeed-activation-checkpointing")
     "wrapped at 80 columns": wrap(80),
     "wrapped at 120 columns": wrap(120),
+    # a forum re-flowing a paste at word boundaries (deepspeedai/DeepSpeed#5799's lines broken by its viewer)
+    "re-flowed at words, 100 columns": word_wrap(100),
     # ranks writing over each other (hiyouga/LlamaFactory#5769 "[rank2]: frame #4 ..." between other ranks)
     "ranks interleaved": interleave,
     # every rank printing the same lines (facebookresearch/deit#28 "| distributed init (rank 3)" x4)

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.metamorphic import TRANSFORMS, duplicate, relabel, wrap
+from tests.logs.metamorphic import TRANSFORMS, ansi_colour, duplicate, relabel, wrap
 from tests.real.logquality import LogCase, cases, judge
+
+from troubleshooter.logs.framing import repair, strip_ansi, unwrap
+from troubleshooter.logs.lineprefix import split_prefix
 
 # the framings the dev corpus is invariant to (bench/logs_metamorphic.py: no verdict moves)
 INVARIANT = (
     "torchrun [rankN]:", "torchrun [defaultN]:", "srun --label N: ", "srun label over torchrun",
-    "mpirun [1,N]<stderr>:", "deepspeed/pdsh host: ", "timestamp ISO-8601 Z", "timestamp [Y-m-d H:M:S,ms]",
-    "timestamp glog", "timestamp on its own line", "CRLF line ends", "indent as tabs", "indent lost",
+    "mpirun [1,N]<stderr>:", "deepspeed/pdsh host: ", "deepspeed/pdsh ip: ", "ray (RayTrainWorker pid, ip)",
+    "kubectl --prefix [pod/...]", "docker compose svc | ", "timestamp ISO-8601 Z", "timestamp syslog",
+    "timestamp [Y-m-d H:M:S,ms]", "timestamp glog", "timestamp on its own line", "ANSI colours", "CRLF line ends",
+    "wrapped at 80 columns", "wrapped at 120 columns", "indent as tabs", "indent lost",
     "markdown indented block", "ranks interleaved", "shell prompt and command", "markdown code fence",
     "Windows paths", "non-ASCII user name",
 )
@@ -60,3 +65,66 @@ def test_transformations_preserve_the_error_lines():
     assert relabel(lambda r: f"{r}: ")(line + "\n") == line.replace("[rank1]:", "1: ") + "\n"
     assert wrap(40)(line + "\n").replace("\n", "") == line
     assert duplicate("a\nb\n") == "a\na\nb\nb\n"
+
+
+# a traceback as a real log shows it: the wrapped and coloured variants below must read the same
+TRACE = """Traceback (most recent call last):
+  File "/home/user/project/train.py", line 88, in <module>
+    main()
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2050, in all_reduce
+    work = group.allreduce([tensor], opts)
+RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+"""
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_a_terminal_hard_wrap_is_undone_with_line_numbers_kept(width):
+    wrapped = wrap(width)(TRACE)
+    repaired = unwrap(wrapped.encode()).decode()
+    assert [row for row in repaired.split("\n") if row] == [row for row in TRACE.split("\n") if row]
+    assert repaired.count("\n") == wrapped.count("\n")  # joined-away rows stay as empty lines
+
+
+def test_lines_that_share_the_longest_length_by_chance_are_not_joined():
+    same = "".join(f"[rank{r}]:[E1121 23:25:31.000000 4000{r} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+                   f"collective operation timeout: WorkNCCL(SeqNum=4410, OpType=ALLREDUCE)\n"
+                   f"[rank{r}]:[E1121 23:25:31.000000 4000{r} ProcessGroupNCCL.cpp:1785] stack trace not found\n"
+                   for r in range(4))
+    fixed = "".join(f"Epoch: [0]  [{i:4d}/1251]  eta: 0:1{r}:02  loss: 6.{i:04d}  time: 0.{40 + r}21\n"
+                    for i in (0, 10, 20) for r in range(4))
+    assert unwrap(same.encode()).decode() == same
+    assert unwrap(fixed.encode()).decode() == fixed
+
+
+def test_colours_are_removed_before_anything_is_read():
+    coloured = ansi_colour(TRACE)
+    assert "\x1b[" in coloured
+    assert strip_ansi(coloured.encode()).decode() == TRACE
+    assert repair(coloured.encode(), whole=False).decode() == TRACE
+    plain = TRACE.encode()
+    assert strip_ansi(plain) is plain  # no ESC byte: no copy
+
+
+@pytest.mark.parametrize("line, rank, host", [
+    ("172.16.220.18: Traceback (most recent call last):", None, "172.16.220.18"),  # pdsh with IP hosts
+    ("localhost: RuntimeError: x", None, "localhost"),
+    ("(RayTrainWorker pid=423719, ip=172.16.0.2) RuntimeError: x", None, None),
+    ("(pid=21065) RuntimeError: x", None, None),
+    ("[pod/pytorchjob-mnist-worker-0/pytorch] [rank1]: RuntimeError: x", 1, None),
+    ("trainer-1  | RuntimeError: x", None, None),
+    ("Mar  5 12:00:00 gpu-node-07 python3[48213]: RuntimeError: x", None, None),
+    ("ERROR 10-27 07:48:16 worker_base.py:464] RuntimeError: x", None, None),  # vLLM's logger
+    ("[INFO|trainer.py:1472] 2022-06-07 00:51:33,164 >> RuntimeError: x", None, None),  # HF's logger
+    ("[rank: 1] RuntimeError: x", 1, None),  # Lightning
+    ("0: [rank3]: RuntimeError: x", 3, None),  # srun --label around torchrun: the process's own rank wins
+])
+def test_every_launcher_and_collector_prefix_is_peeled(line, rank, host):
+    parsed = split_prefix(line)
+    assert parsed.body.startswith(("RuntimeError: x", "Traceback"))
+    assert (parsed.rank, parsed.host) == (rank, host)
+
+
+def test_a_table_row_is_not_taken_for_a_prefix():
+    assert split_prefix("epoch 1 | loss 0.3").body == "epoch 1 | loss 0.3"
+    assert split_prefix("loss | 0.3").body == "loss | 0.3"

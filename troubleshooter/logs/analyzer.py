@@ -21,6 +21,7 @@ from typing import IO, Any, Iterable
 from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
 from troubleshooter.logs.blocks import BlockTracker
 from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_rank_facts
+from troubleshooter.logs.framing import repair, strip_ansi
 from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
@@ -123,6 +124,9 @@ class LogAnalyzer:
         self._line_no[path] += 1
         self._seq += 1
         raw = line.encode("utf-8", "replace")
+        if b"\x1b" in raw:  # terminal colours
+            raw = strip_ansi(raw)
+            line = raw.decode("utf-8", "replace")
         self.symptoms.observe(path, raw.rstrip(b"\r\n") + b"\n")
         payloads = self._confirmed(raw, self.prefilter.line_payloads(raw))
         if self.blocks.open:
@@ -136,11 +140,12 @@ class LogAnalyzer:
         appended to the previous one's unfinished line and cut at its last newline in place (a
         bytearray): the chunk is copied once."""
         self._note_file(path)
-        carry, cut_short = bytearray(), False
+        carry, cut_short, first = bytearray(), False, True
         while True:
             block = stream.read(CHUNK)
             if not block:
                 break
+            block, first = repair(block, whole=first and len(block) < CHUNK), False  # colours, a paste's wrapping
             data, carry = carry, bytearray()
             data += block
             cut = data.rfind(b"\n") + 1

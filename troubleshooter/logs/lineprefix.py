@@ -1,9 +1,13 @@
 """Split a log line into who printed it, when, and what it says.
 
 Launchers decorate each line: ``[rank3]:`` / ``[default0]:`` (torchrun), ``0:`` (``srun -l``),
-``[1,0]<stderr>:`` (OpenMPI ``--tag-output``), ``worker-1:`` (pdsh under DeepSpeed), and
-loggers add timestamps (ISO ``2024-11-21 23:15:30,123``, glog ``I1121 23:15:30.123456 pid
-file.cc:12]``). Prefixes nest (``worker-1: [rank9]:[E1121 …]``), so they are peeled off in a loop.
+``[1,0]<stderr>:`` (OpenMPI ``--tag-output``), ``worker-1:`` / ``172.16.0.2:`` (pdsh under DeepSpeed),
+``(RayTrainWorker pid=1, ip=…)`` (Ray), ``[pod/…/…]`` (``kubectl logs --prefix``), ``svc-1  |``
+(docker compose), ``[rank: 1]`` (Lightning); loggers and collectors add timestamps (ISO
+``2024-11-21 23:15:30,123``, glog ``I1121 23:15:30.123456 pid file.cc:12]``, syslog ``Nov 21 23:15:30
+host python3[12]:``, vLLM ``ERROR 11-21 23:15:30 file.py:12]``, HF ``[INFO|file.py:12] … >>``).
+Prefixes nest (``0: [rank9]:[E1121 …]``), so they are peeled off in a loop; the innermost rank label
+(the process's own) wins over an outer task or host label.
 """
 
 from __future__ import annotations
@@ -13,11 +17,19 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 _PREFIX = re.compile(r"""\s*(?:
-      \[(?:rank|Rank)\s?(?P<rank>\d+)\]:?
+      \[(?:rank|Rank)(?::\s?|\s?)(?P<rank>\d+)\]:?
     | \[default(?P<local>\d+)\]:?
     | \[\d+,(?P<mpi>\d+)\]<(?:stdout|stderr)>:
+    | (?P<ip>\d{1,3}(?:\.\d{1,3}){3}):(?=\s)
     | (?P<srun>\d{1,5}):(?=\s)
-    | (?P<host>[a-z][a-z0-9.-]*[0-9]):(?=\s)
+    | (?P<host>[a-z][a-z0-9.-]*[0-9]|localhost):(?=\s)
+    | \((?:\w+\s)?pid=\d+(?:,\s?ip=[\w.:-]+)?\)
+    | \[pod/[^\]\s]+\]
+    | [a-z][\w.-]*[-_]\d+\s+\|(?=\s)
+    | [A-Z][a-z]{2}\s[\s\d]\d\s\d{2}:\d{2}:\d{2}\s[\w.-]+\s[\w./-]+(?:\[\d+\])?:
+    | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s\d{2}-\d{2}\s\d{2}:\d{2}:\d{2}\s[\w./-]+:\d+\]
+    | \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w./-]+:\d+\]
+    | >>(?=\s)
     | \[?(?P<iso>\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:Z|[+-]\d{2}:?\d{2})?\]?
     | \[?(?P<glog>[IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\ +\d+)?(?:\ +[\w./<>-]+:\d+)?\]
     )""", re.X)
@@ -66,11 +78,13 @@ def split_prefix(line: str, year: int = 1970) -> LinePrefix:
         if not match or match.end() == pos:
             break
         groups = match.groupdict()
-        for key in ("rank", "local", "mpi", "srun"):
-            if groups[key] is not None and out.rank is None:
+        for key in ("rank", "local", "mpi"):  # the process's own label: inner ones win
+            if groups[key] is not None:
                 out.rank = int(groups[key])
-        if groups["host"]:
-            out.host = groups["host"]
+        if groups["srun"] is not None and out.rank is None:
+            out.rank = int(groups["srun"])
+        if groups["host"] or groups["ip"]:
+            out.host = groups["host"] or groups["ip"]
         if groups["iso"]:
             out.timestamp = _iso_seconds(groups["iso"])
         elif groups["glog"]:

@@ -1,0 +1,84 @@
+"""Undo what a terminal or a paste did to a log's bytes before any line is read.
+
+- ANSI colour and cursor codes (a log saved from a colour terminal, ``script``, CI consoles, Ray's
+  coloured worker prefixes, Python 3.13's coloured tracebacks) split the words signatures anchor on:
+  they are removed from a chunk that holds an ESC byte at all (one C-speed substitution, no per-line
+  work; a chunk without ESC is returned as it is).
+- Lines hard-wrapped at a terminal's width (copied from an 80- or 120-column terminal, a console that
+  cuts long lines) split error messages in two: in a pasted log (one small read) whose longest lines
+  are many distinct lines of exactly one width, each line of that width is joined to the next. The
+  joined-away lines stay as empty lines, so line numbers still point into the file as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
+PASTE_BYTES = 1 << 20      # a log read in one piece this small is a paste: wrapping is looked for
+MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
+MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a wrap
+START_CHARS = 6           # characters that tell how a line begins
+TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))  # where fewer such lines still suggest one
+# a row that starts a line of its own (a traceback, an exception, a frame, a launcher or logger prefix)
+_LINE_START = re.compile(r"(?:Traceback|File |(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b|\[|\s"
+                         r"|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[=*-]{5})")
+
+
+def strip_ansi(data: bytes) -> bytes:
+    """``data`` without ANSI escape sequences (returned unchanged, not copied, when it holds no ESC)."""
+    return _ANSI.sub(b"", data) if b"\x1b" in data else data
+
+
+def wrap_width(rows: list[str]) -> int | None:
+    """The width ``rows`` were hard-wrapped at, if they were: the longest length, shared by at least
+    :data:`MIN_WRAPPED_LINES` distinct rows each followed by a non-empty row, or by fewer when it is a
+    common terminal width."""
+    width = max(map(len, rows), default=0)
+    if width < MIN_WRAP_WIDTH:
+        return None
+    cut = {row for row, nxt in zip(rows, rows[1:]) if len(row) == width and nxt.strip()}
+    return width if len(cut) >= MIN_WRAPPED_LINES or cut and width in TERMINAL_WIDTHS else None
+
+
+def _continues(row: str, nxt: str) -> bool:
+    """``nxt`` reads as the rest of ``row``, not as a line of its own: it is not indented and starts no
+    traceback, exception, frame, timestamp or bracketed prefix, and ``row`` does not end in a colon."""
+    return not nxt.startswith("  ") and not _LINE_START.match(nxt.lstrip()) and not row.endswith(":")
+
+
+def unwrap(data: bytes) -> bytes:
+    """Join the rows of lines a terminal hard-wrapped (see :func:`wrap_width`); ``data`` unchanged if none.
+    Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts a
+    line of its own (:func:`_continues`) is never joined: a log's longest lines may share a length by chance."""
+    text = data.decode("utf-8", "surrogateescape")
+    rows = [row.rstrip("\r") for row in text.split("\n")]
+    width = wrap_width(rows)
+    if width is None:
+        return data
+    # how this log's lines begin (rows after a shorter row surely begin a line): a row that begins the same
+    # way is a line of its own, as in a log of fixed-format lines that all have the same length
+    starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if len(before) != width}
+    out: list[str] = []
+    joined = 0  # rows joined into the line being built: each leaves an empty line after it
+    for row in rows:
+        last = out[-1] if out else ""
+        if last and row.strip() and len(last) % width == 0 and row[:START_CHARS] not in starts \
+                and _continues(last, row):
+            out[-1] += row
+            joined += 1
+            continue
+        out.extend([""] * joined)
+        joined = 0
+        out.append(row)
+    out.extend([""] * joined)
+    return ("\r\n" if "\r\n" in text else "\n").join(out).encode("utf-8", "surrogateescape")
+
+
+def repair(data: bytes, whole: bool) -> bytes:
+    """The chunk as the program printed it: colours removed; hard wrapping undone when ``whole`` (the
+    chunk is the entire log, and small enough to be a paste)."""
+    data = strip_ansi(data)
+    if whole and len(data) <= PASTE_BYTES:
+        data = unwrap(data)
+    return data
