@@ -141,3 +141,43 @@ def test_a_bf16_engine_config_line_stays_quiet(rules):
     line = ("INFO 11-04 10:12:51 llm_engine.py:237] Initializing an LLM engine (v0.6.3.post1) with config: "
             "model='Qwen/Qwen2.5-0.5B', dtype=torch.bfloat16, max_seq_len=32768")
     assert root_and_shown(rules, line) == (None, [])
+
+
+# The shell's report of a SIGKILLed job, glued to the progress bar the kill cut short.
+SHELL_KILLED_AFTER_BAR = [
+    "Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s][1]    26478 killed     python test.py",
+    "Epoch 15 (validation) validation/acc/qa=1.000000:   2%|#4          | 20/1094 [00:41<11:04,  1.62it/s]"
+    "/home/USER/nscl/Jacinle/bin/jac-crun: line 6:  3305 Killed                  $JACROOT/bin/jac-run \"$@\"",
+    "Epoch 0:  12%|█▏        | 120/1000 [01:00<07:20,  2.00it/s, loss=2.31]Killed",
+]
+
+
+@pytest.mark.parametrize("line", SHELL_KILLED_AFTER_BAR)
+def test_shell_kill_reports_after_a_cut_progress_bar(rules, line):
+    assert root_and_shown(rules, line)[0] == "out-of-memory"
+
+
+@pytest.mark.parametrize("line", [
+    "Epoch 0: 100%|█| 209/209 [06:12<00:00,  1.78s/it, loss=0.0685, v_num=0]",
+    "[1]+  Done                    python train.py",
+    "Step 12: the model Killed it with loss 0.1",
+])
+def test_finished_bars_and_jobs_stay_quiet(rules, line):
+    assert root_and_shown(rules, line) == (None, [])
+
+
+# A wrapper around the DeepSpeed launcher sees the rank's signal as an unsigned exit status (256 - N).
+@pytest.mark.parametrize(("line", "want"), [
+    ("RuntimeError: Step 1 exited with non-zero status 249", "shm-too-small"),
+    ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', '-m', 'deepspeed.launcher.launch', "
+     "'train.py']' returned non-zero exit status 245.", "native-crash"),
+    ("subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 247.",
+     "out-of-memory"),
+])
+def test_unsigned_exit_statuses_of_launcher_wrappers(rules, line, want):
+    assert root_and_shown(rules, line)[0] == want
+
+
+def test_ordinary_exit_statuses_are_not_signals(rules):
+    line = "subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 2470."
+    assert root_and_shown(rules, line)[0] not in ("out-of-memory", "native-crash", "shm-too-small")
