@@ -107,3 +107,24 @@ QUIET = [
 def test_harmless_transport_lines_stay_clean(rules, text):
     assert root_and_shown(rules, text + "\n", whole=False) == (None, [])
     assert root_and_shown(rules, text + "\n") == (None, [])
+
+
+def test_nccl_kernels_missing_for_the_gpu_is_the_architecture(rules):
+    """NCCL's 'invalid device function' (nvidia/nccl#444: NCCL not built for sm_35) outranks torch's echo of it."""
+    text = ("[0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+            "NCCL version 2.7.8+cuda11.0\n"
+            "[3] enqueue.cc:215 NCCL WARN Cuda failure 'invalid device function'\n"
+            "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:31, unhandled cuda error, "
+            "NCCL version 2.7.8\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "gpu-arch-unsupported"
+    assert root_and_shown(rules, text)[0] == "gpu-arch-unsupported"
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= "
+    "op.nbytes. 8 vs 4",
+    "  what():  [enforce fail at /opt/gloo/gloo/transport/tcp/pair.cc:510] op.preamble.length <= op.nbytes. 40960 vs 32768",
+])
+def test_gloo_receiving_more_than_its_buffer_is_a_collective_mismatch(rules, line):
+    """Ranks passed different sizes to the same gloo collective: the receiver's buffer is too small."""
+    assert root_and_shown(rules, line + "\n", whole=False)[0] == "collective-mismatch"
