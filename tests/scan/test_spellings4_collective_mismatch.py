@@ -151,3 +151,13 @@ def test_rank_guard_spellings(tmp_path, guard):
 
 def test_walrus_on_a_rank_free_value_stays_quiet(tmp_path):
     assert ID not in scan_ids(tmp_path, GUARDED.format(guard="if (n := torch.cuda.device_count()) > 0:"))
+
+
+def test_method_of_an_object_built_in_the_call(tmp_path):
+    """``Evaluator(model).run()`` under a rank test, ``run`` reducing through a helper."""
+    code = GUARDED.format(guard="if rank == 0:").replace(
+        "        dist.all_reduce(torch.ones(1).cuda())", "        Evaluator(None).run()").replace(
+        "\n\ndef main():", "\n\ndef reduce_mean(t):\n    dist.all_reduce(t)\n    return t / dist.get_world_size()\n\n\n"
+        "class Evaluator:\n    def __init__(self, model):\n        self.model = model\n\n    def run(self):\n"
+        "        return reduce_mean(torch.ones(1).cuda())\n\n\ndef main():")
+    assert ID in scan_ids(tmp_path, code)

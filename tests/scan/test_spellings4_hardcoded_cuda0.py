@@ -143,3 +143,19 @@ def test_set_default_device_to_gpu_zero_is_pinned(tmp_path):
     code = BARE.format(setup='    torch.set_default_device("cuda:0")', init='"nccl"',
                        line='device = torch.device("cuda", local_rank)\n    model.to(device)')
     assert ID in scan_ids(tmp_path, code)
+
+
+def test_bare_cuda_kept_on_the_trainer(tmp_path):
+    """A trainer class that reads LOCAL_RANK but keeps ``self.device = torch.device("cuda")`` (stable-pretraining#50
+    spelling): every rank places its model on GPU 0."""
+    code = BARE.format(setup="", init='"nccl"', line="model = Holder().place(model)\n    device = torch.device(\"cuda\", local_rank)").replace(
+        "\n\ndef main():", '\n\nclass Holder:\n    def __init__(self):\n        self.device = torch.device("cuda")\n\n'
+        '    def place(self, module):\n        return module.to(self.device)\n\n\ndef main():')
+    assert ID in scan_ids(tmp_path, code)
+
+
+def test_bare_cuda_handed_to_a_library_helper_stays_quiet(tmp_path):
+    """``utils.get_device(device="cuda")`` (torchtune) picks the rank's GPU itself: not a placement."""
+    code = BARE.format(setup="", init='"nccl"', line='device_type = "cuda"\n    device = get_device(device=device_type)\n'
+                       '    model.to(device)').replace("import torch.nn as nn", "import torch.nn as nn\nfrom torchtune.utils import get_device")
+    assert ID not in scan_ids(tmp_path, code)

@@ -115,6 +115,10 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     if not infos or len(infos) != 1 or infos[0].name == "<class>":
         return None
     info = infos[0]
+    func = site.node.func
+    if site.recv is None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        made = m.site_of(func.value)  # ``Evaluator(model).run()``: a method of an object built in the call
+        return info if info.cls is not None and made is not None and made.method == info.cls else None
     if (site.recv is None) != (info.cls is None):
         return None  # a bare call reaches a function, ``obj.name()`` a method
     if site.recv is not None and site.recv != "self" and not site.recv.startswith("self."):

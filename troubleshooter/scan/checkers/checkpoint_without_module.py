@@ -198,20 +198,21 @@ class CheckpointWithoutModuleChecker(Checker):
 
 def _helper_wraps(m):
     """``model = build_model(...)`` where ``build_model`` is a function of this file whose every ``return`` hands
-    back a DDP wrap (the call itself, or a name bound to it): that call site binds the wrapper."""
+    back a DDP wrap (the call itself, or a name bound to it): that call site binds the wrapper. A method counts
+    the same way through an object of a class of this file (``model = accelerator.prepare(model)`` of a
+    hand-written accelerator class)."""
     wraps = {id(w.node) for w in ddp_wraps(m)}
     if not wraps:
         return []
     makers = set()
     for infos in m.functions.values():
         for info in infos:
-            if info.cls is not None or info.name == "<class>":
+            if info.name == "<class>":
                 continue
             returns = [n.value for n in m.nodes_in(info.node) if isinstance(n, ast.Return) and n.value is not None]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
-                makers.add(info.name)
-    return [c for c in m.calls if c.recv is None and c.method in makers and c.assigned_to
-            and local_callee(m, c) is not None]
+                makers.add(id(info))
+    return [c for c in m.calls if c.assigned_to and id(local_callee(m, c)) in makers]
 
 
 def _is_wrap(m, value: ast.AST, func, wraps: set[int]) -> bool:

@@ -1,0 +1,63 @@
+"""checkpoint-without-module when the DDP wrapper comes back from a method of a hand-written accelerator / engine
+class of the file (``model = accelerator.prepare(model)`` whose every return is the wrap), the way small projects
+spell Accelerate; near misses: the method returns the bare module, or the save uses ``.module``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scan.conftest import scan_ids
+
+ID = "checkpoint-without-module"
+
+SCRIPT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Accelerator:
+    def __init__(self):
+        self.local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        self.distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+        if self.distributed:
+            torch.cuda.set_device(self.local_rank)
+            dist.init_process_group("nccl")
+
+    @property
+    def is_main_process(self):
+        return not self.distributed or dist.get_rank() == 0
+
+    def prepare(self, model):
+        model = model.cuda()
+        if self.distributed:
+            model = DDP(model, device_ids=[self.local_rank])
+{ret}
+
+
+def main():
+    acc = Accelerator()
+    model = acc.prepare(nn.Linear(8, 2))
+    for step in range(10):
+        model(torch.randn(4, 8).cuda()).sum().backward()
+    if acc.is_main_process:
+        torch.save({save}, "model.pt")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_wrapper_returned_by_a_local_method(tmp_path):
+    assert ID in scan_ids(tmp_path, SCRIPT.format(ret="        return model", save="model.state_dict()"))
+
+
+@pytest.mark.parametrize("ret, save", [
+    ("        return model", "model.module.state_dict()"),
+    ("        return model.module if self.distributed else model", "model.state_dict()"),
+])
+def test_near_misses_stay_quiet(tmp_path, ret, save):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(ret=ret, save=save))
