@@ -128,3 +128,15 @@ def test_nccl_kernels_missing_for_the_gpu_is_the_architecture(rules):
 def test_gloo_receiving_more_than_its_buffer_is_a_collective_mismatch(rules, line):
     """Ranks passed different sizes to the same gloo collective: the receiver's buffer is too small."""
     assert root_and_shown(rules, line + "\n", whole=False)[0] == "collective-mismatch"
+
+
+def test_torch2_last_error_naming_the_proxy_is_not_the_shm_default(rules):
+    """torch 2.x quotes NCCL's last error under the bare system error: a proxy call that failed is a
+    transport failure, not the /dev/shm default a bare system error would suggest."""
+    text = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+            "Last error:\nProxy Call to rank 0 failed (Connect)\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "nccl-error"
+    bare = text.replace("Last error:\nProxy Call to rank 0 failed (Connect)\n", "")
+    assert root_and_shown(rules, bare, whole=False)[0] == "shm-too-small"
