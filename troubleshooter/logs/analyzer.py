@@ -21,6 +21,7 @@ from typing import IO, Any, Iterable
 from troubleshooter.logs.blocks import ANCHORS as BLOCK_ANCHORS
 from troubleshooter.logs.blocks import BlockTracker
 from troubleshooter.logs.crossrank import count_facts, labelled_ranks, stuck_rank_facts
+from troubleshooter.logs.factscan import FactScan
 from troubleshooter.logs.framing import repair, strip_ansi
 from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.prefilter import Prefilter
@@ -93,6 +94,8 @@ class LogAnalyzer:
         for literal in BLOCK_ANCHORS:
             anchors.setdefault(literal, []).append(BLOCK)
         self.prefilter = Prefilter(anchors, presence, engine)
+        self._fact_scans = {(sig.bregex.pattern, sig.collect): FactScan(sig, self.prefilter.engine)
+                            for sig in self.signatures if sig.fact}
         # the prefilter matches pieces of anchors; a candidate must contain a whole one
         self._literals: dict[int, tuple[bytes, ...]] = {}
         for literal, payload in [*anchors.items(), *presence.items()]:  # one literal may be both kinds
@@ -243,7 +246,7 @@ class LogAnalyzer:
                 continue
             key = (sig.bregex.pattern, sig.collect)
             if key not in scanned:
-                scanned[key] = sig.bulk_values(data)
+                scanned[key] = self._fact_scans[key].values(data)
             for value in scanned[key]:
                 self._collect(sig, sig.typed(value.decode("utf-8", "replace").strip()))
         resume = read_block(0)

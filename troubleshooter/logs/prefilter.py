@@ -119,6 +119,23 @@ def required_literals(pattern: str) -> list[str] | None:
     return list(found) if found else None
 
 
+@functools.lru_cache(maxsize=1024)
+def leading_literal(pattern: str) -> str:
+    """The literal text every match of ``pattern`` starts with ("" if none is known)."""
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except Exception:  # invalid patterns are reported by the validator
+        return ""
+    if parsed.state.flags & SRE_FLAG_IGNORECASE:
+        return ""
+    out = []
+    for op, av in parsed:
+        if op is not LITERAL:
+            break
+        out.append(chr(av))
+    return "".join(out)
+
+
 _CONTEXT_OPS = (AT, ASSERT, ASSERT_NOT, GROUPREF, GROUPREF_EXISTS)
 
 
@@ -217,6 +234,20 @@ def _covered(units: dict[bytes, Payloads], key: bytes) -> Payloads:
     return frozenset(line), frozenset(chunk)
 
 
+def re2_escape(text: bytes) -> bytes:
+    """``text`` as an RE2 literal (every byte but ASCII letters and digits written ``\\xHH``)."""
+    return re.sub(rb"[^A-Za-z0-9]", lambda m: b"\\x%02x" % m.group()[0], text)
+
+
+def re2_spans(regex: Any) -> Callable[[bytes, int, int], tuple[int, int]]:
+    """For a compiled RE2 ``regex``: ``(text, pos, endpos) -> (start, end)`` of the next match, ``(-1, -1)`` if none."""
+    try:  # the wrapper's search adds a generator and a match object per call: go one level down
+        match, unanchored = regex._regexp.Match, re2._Anchor.UNANCHORED
+        return lambda text, pos, endpos: match(unanchored, text, pos, endpos)[0]
+    except AttributeError:  # pragma: no cover - another google-re2 layout
+        return lambda text, pos, endpos: (m.span() if (m := regex.search(text, pos, endpos)) else (-1, -1))
+
+
 class _Scanner:
     """Finds the *units* (anchor literals, or pieces of them) of one set in a chunk.
 
@@ -253,17 +284,8 @@ class _Re2Scanner(_Scanner):
         # the lazily built DFA must fit: past its budget RE2 falls back to a 100x slower NFA
         # (1,750 anchors: 12 ms per 4 MB chunk with 64 MiB, 5 s with the default 8 MiB)
         options.max_mem = RE2_MEMORY
-        pattern = b"|".join(re.sub(rb"[^A-Za-z0-9]", lambda m: b"\\x%02x" % m.group()[0], unit) for unit in ordered)
-        self._span = self._spans(re2.compile(pattern, options)) if ordered else None
-
-    @staticmethod
-    def _spans(regex: Any) -> Callable[[bytes, int, int], tuple[int, int]]:
-        """``(text, pos, endpos) -> (start, end)`` of the next match, ``(-1, -1)`` if none."""
-        try:  # the wrapper's search adds a generator and a match object per call: go one level down
-            match, unanchored = regex._regexp.Match, re2._Anchor.UNANCHORED
-            return lambda text, pos, endpos: match(unanchored, text, pos, endpos)[0]
-        except AttributeError:  # pragma: no cover - another google-re2 layout
-            return lambda text, pos, endpos: (m.span() if (m := regex.search(text, pos, endpos)) else (-1, -1))
+        pattern = b"|".join(map(re2_escape, ordered))
+        self._span = re2_spans(re2.compile(pattern, options)) if ordered else None
 
     def find(self, chunk: bytes, pos: int, end: int) -> Iterator[tuple[int, Payloads, bytes]]:
         if self._span is None:
