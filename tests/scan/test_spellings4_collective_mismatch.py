@@ -161,3 +161,34 @@ def test_method_of_an_object_built_in_the_call(tmp_path):
         "class Evaluator:\n    def __init__(self, model):\n        self.model = model\n\n    def run(self):\n"
         "        return reduce_mean(torch.ones(1).cuda())\n\n\ndef main():")
     assert ID in scan_ids(tmp_path, code)
+
+
+LIT = '''
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 2)
+
+    def validation_step(self, batch, batch_idx):
+        loss = self.net(batch).sum()
+        {body}
+        return loss
+
+
+if __name__ == "__main__":
+    trainer = pl.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+    trainer.validate(Model(), torch.utils.data.DataLoader(torch.randn(16, 8), batch_size=4))
+'''
+
+
+def test_lightning_all_gather_on_rank_zero(tmp_path):
+    assert ID in scan_ids(tmp_path, LIT.format(body="if self.global_rank == 0:\n            self.all_gather(loss)"))
+
+
+def test_lightning_all_gather_on_every_rank_stays_quiet(tmp_path):
+    assert ID not in scan_ids(tmp_path, LIT.format(body="gathered = self.all_gather(loss)"))

@@ -58,8 +58,10 @@ class MissingDistributedSamplerChecker(Checker):
 
     def check_handled(self, m):
         """Under a framework that shards the loaders handed to its ``prepare``: a training loader handed over only
-        inside a generator of the script (``prepare(cycle(loader))``). prepare returns what it does not know
-        unchanged, so that loader is never sharded."""
+        inside a generator of the script (``prepare(cycle(loader))``), or a training loader built in the function
+        that calls ``prepare`` and never handed to it (``model, opt = accelerator.prepare(model, opt)``). prepare
+        returns what it does not know unchanged, so that loader is never sharded."""
+        yield from self._never_prepared(m)
         for site in m.calls:
             if not _shards(m, site):
                 continue
@@ -72,6 +74,27 @@ class MissingDistributedSamplerChecker(Checker):
                                            f"{dataset_name(loader) or 'the dataset'}; prepare the DataLoader first, "
                                            "then wrap it", {"loader": name, "dataset": dataset_name(loader) or "dataset",
                                                             "sampler": "sampler"})
+
+    def _never_prepared(self, m):
+        """Training loaders of a function that calls a sharding ``prepare`` but does not pass them to it. Quiet when
+        any sharding call takes ``*args`` or anything but names (what it shards cannot be told)."""
+        preparers = [s for s in m.calls if _shards(m, s)]
+        if not preparers or any(not isinstance(a, (ast.Name, ast.Attribute)) for s in preparers
+                                for a in [*s.node.args, *(k.value for k in s.node.keywords)]):
+            return
+        sharded = self._sharded_names(m)
+        funcs = {id(s.ctx.func) for s in preparers if s.ctx.func is not None}
+        for site in dataloaders(m):
+            if id(site.ctx.func) not in funcs or not site.assigned_to or site.assigned_to in sharded or site.rank0:
+                continue
+            if site.assigned_to.rpartition(".")[2] in {n.rpartition(".")[2] for n in sharded}:
+                continue  # ``self.train_loader`` prepared as ``train_loader`` elsewhere: same loader, probably
+            if self._trains(m, site):
+                name = loader_label(site)
+                yield Hit(site.line, f"{name} is never handed to {preparers[0].method}(), so the framework does not "
+                                     f"shard it: every rank iterates all of {dataset_name(site) or 'the dataset'}; "
+                                     f"pass it to {preparers[0].method}() with the model and optimizer",
+                          {"loader": name, "dataset": dataset_name(site) or "dataset", "sampler": "sampler"})
 
     @staticmethod
     def _behind_generator(m, arg, prepare):

@@ -1,0 +1,60 @@
+"""missing-distributed-sampler under a framework that shards only what it is given: Accelerate's ``prepare`` and
+Fabric's ``setup_dataloaders`` shard the loaders passed to them, so a training loader built beside the call and
+never handed over is read in full on every rank. Near misses: the loader is passed (by name, by attribute, in a
+later statement), the call takes ``*args`` (cannot tell), or the loader only evaluates."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scan.conftest import scan_ids
+
+ID = "missing-distributed-sampler"
+
+SCRIPT = '''
+import torch
+import torch.nn as nn
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    accelerator = Accelerator()
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loader = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=4, shuffle=True)
+    {prepare}
+    for epoch in range(3):
+        for (x,) in loader:
+            loss = model(x.to(accelerator.device)).sum()
+            opt.zero_grad()
+            accelerator.backward(loss)
+            opt.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_loader_never_prepared(tmp_path):
+    assert ID in scan_ids(tmp_path, SCRIPT.format(prepare="model, opt = accelerator.prepare(model, opt)"))
+
+
+@pytest.mark.parametrize("prepare", [
+    "model, opt, loader = accelerator.prepare(model, opt, loader)",
+    "model, opt = accelerator.prepare(model, opt)\n    loader = accelerator.prepare(loader)",
+    "model, opt = accelerator.prepare(model, opt)\n    loader = accelerator.prepare_data_loader(loader)",
+    "model, opt, loader = accelerator.prepare(*[model, opt, loader])",
+])
+def test_prepared_or_unknown_stays_quiet(tmp_path, prepare):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(prepare=prepare))
+
+
+def test_fabric_loader_not_set_up(tmp_path):
+    code = SCRIPT.format(prepare="model, opt = fabric.setup(model, opt)\n    other = fabric.setup_dataloaders(loader2)").replace(
+        "from accelerate import Accelerator", "from lightning.fabric import Fabric").replace(
+        "    accelerator = Accelerator()", "    fabric = Fabric(accelerator='cuda', devices=2, strategy='ddp')\n"
+        "    fabric.launch()\n    loader2 = DataLoader(TensorDataset(torch.randn(8, 8)), batch_size=4)").replace(
+        "accelerator.backward(loss)", "fabric.backward(loss)").replace("x.to(accelerator.device)", "x")
+    assert ID in scan_ids(tmp_path, code)
