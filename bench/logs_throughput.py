@@ -9,15 +9,19 @@ lines, training progress, warnings) with real error messages sprinkled in, then 
 alternately ``--repeat`` times (the best time of each counts: the machine may be shared), and
 prints both, the ratio, and what the analyzer found. Usage::
 
-    python bench/logs_throughput.py [--mb 200] [--repeat 3] [--keep] [--out /tmp/ddp-logs-bench.log] [--engine re2|stdlib]
+    python bench/logs_throughput.py [--mb 200] [--repeat 3] [--keep] [--out PATH] [--engine re2|stdlib] [--baseline DIR]
 
 The analyzer's prefilter runs on RE2 when the optional ``google-re2`` package is installed,
 else on the stdlib; ``--engine`` forces one, and the line printed says which one ran.
+``--baseline DIR`` also times the analyzer of another checkout (``DIR`` holds its ``troubleshooter/``
+and ``rules/``, e.g. ``git worktree add`` or ``git archive`` of an older commit) on the same file, in
+turn with the others: old against new in one run, on a machine whose load changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -138,6 +142,26 @@ def to_ere(pattern: str) -> str:
     return "".join(out)
 
 
+_BASELINE_RUN = """
+import json, sys, time
+from troubleshooter.core.ruleset import load_rules
+from troubleshooter.logs import LogAnalyzer, analyze_paths
+rules = load_rules()
+t0, c0 = time.perf_counter(), time.process_time()
+analyze_paths([sys.argv[1]], analyzer=LogAnalyzer(rules))  # timed like ours: the analyzer's set-up included
+print(json.dumps([time.perf_counter() - t0, time.process_time() - c0, len(rules.signatures)]))
+"""
+
+
+def _baseline(directory: str, path: str) -> tuple[float, float, int]:
+    """Wall and CPU seconds of another checkout's analyzer on ``path`` (timed inside its own process)."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(directory)}
+    run = subprocess.run([sys.executable, "-c", _BASELINE_RUN, path], capture_output=True, text=True, env=env,
+                         timeout=3600, cwd=directory, check=True)
+    wall, cpu, signatures = json.loads(run.stdout.strip().splitlines()[-1])
+    return wall, cpu, signatures
+
+
 def _children_cpu() -> float:
     """CPU seconds used so far by finished child processes (grep)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -148,11 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     """Generate, time both, print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200, help="size of the generated log (default 200)")
-    parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "ddp-logs-bench.log"))
+    parser.add_argument("--out", help="where to write the generated log (default: a new temporary file)")
     parser.add_argument("--keep", action="store_true", help="keep the generated log")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side, best counts (default 3)")
     parser.add_argument("--engine", choices=("re2", "stdlib"), help="prefilter engine (default: re2 when installed)")
+    parser.add_argument("--baseline", metavar="DIR", help="also time the analyzer of the checkout in DIR, in turn")
     args = parser.parse_args(argv)
+    if args.out is None:  # a name of its own: concurrent runs must not share (and delete) one file
+        handle, args.out = tempfile.mkstemp(prefix="ddp-logs-bench-", suffix=".log")
+        os.close(handle)
 
     rules = load_rules()
     t0 = time.perf_counter()
@@ -167,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # warm the page cache so both read the file from memory
         subprocess.run(["cat", args.out], stdout=subprocess.DEVNULL, check=True, timeout=600)
-        grep_s = ours_s = grep_cpu = ours_cpu = float("inf")
+        grep_s = ours_s = grep_cpu = ours_cpu = base_s = base_cpu = float("inf")
+        base_signatures = 0
         for _ in range(max(args.repeat, 1)):
             t0, c0 = time.perf_counter(), _children_cpu()
             grep = subprocess.run(["grep", "-E", "-c", "-f", pattern_file, args.out], capture_output=True, text=True,
@@ -180,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
             analyzer = LogAnalyzer(rules, engine=args.engine)
             facts = analyze_paths([args.out], analyzer=analyzer).facts
             ours_s, ours_cpu = min(ours_s, time.perf_counter() - t0), min(ours_cpu, time.process_time() - c0)
+            if args.baseline:
+                wall, cpu, base_signatures = _baseline(args.baseline, args.out)
+                base_s, base_cpu = min(base_s, wall), min(base_cpu, cpu)
     finally:
         os.unlink(pattern_file)
         if not args.keep:
@@ -194,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio analyzer/grep: {ours_s / grep_s:.2f}x (target <= 2x)")
     print(f"cpu time: grep {grep_cpu:.2f} s, analyzer {ours_cpu:.2f} s, ratio {ours_cpu / grep_cpu:.2f}x "
           "(less sensitive to a shared machine's load)")
+    if args.baseline:
+        print(f"baseline {args.baseline} ({base_signatures} signatures): {base_s:.2f} s, {base_s / grep_s:.2f}x grep; "
+              f"cpu {base_cpu:.2f} s, {base_cpu / grep_cpu:.2f}x grep")
     return 0
 
 
