@@ -181,3 +181,47 @@ def test_unsigned_exit_statuses_of_launcher_wrappers(rules, line, want):
 def test_ordinary_exit_statuses_are_not_signals(rules):
     line = "subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 2470."
     assert root_and_shown(rules, line)[0] not in ("out-of-memory", "native-crash", "shm-too-small")
+
+
+# A launcher tearing the job down is a failed run even when the failing rank's own output is missing:
+# never "No issues found!", and any specific cause printed elsewhere still comes first.
+TEARDOWN_ONLY = [
+    "[2024-03-20 20:31:29,210] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 3353707\n"
+    "[2024-03-20 20:31:29,240] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 3353708",
+    "[ID: 1/1 GPU: 0] Error executing job with overrides:",
+]
+
+
+@pytest.mark.parametrize("text", TEARDOWN_ONLY)
+def test_launcher_teardown_alone_is_a_failure(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert shown and shown[0] == "unrecognized-failure"
+
+
+def test_launcher_teardown_yields_to_the_stated_cause(rules):
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+            "RuntimeError: CUDA error: out of memory\n"
+            "[2024-03-20 20:31:29,210] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 3353707")
+    root, shown = root_and_shown(rules, text)
+    assert root == "out-of-memory" and "unrecognized-failure" not in shown
+
+
+def test_ray_actor_death_is_a_crashed_rank(rules):
+    text = ("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
+            "detail: Worker unexpectedly exits with a connection error code 2. End of file.")
+    assert root_and_shown(rules, text)[0] == "rank-crashed"
+
+
+def test_open_mpi_record_still_names_the_crashed_rank(rules):
+    """Open MPI's teardown banner is followed by its record of the failed process: that record, not a
+    generic teardown notice, decides what is reported."""
+    text = ("[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the "
+            "ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished "
+            "execution.\n"
+            "Primary job  terminated normally, but 1 process returned\n"
+            "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+            "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+            "the job to be terminated. The first process to do so was:\n\n"
+            "  Process name: [[50371,1],0]\n  Exit code:    1")
+    root, shown = root_and_shown(rules, text)
+    assert "unrecognized-failure" not in shown[:1]
