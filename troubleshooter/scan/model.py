@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from troubleshooter.scan.guards import (  # noqa: F401
     NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods, walk)
 from troubleshooter.scan.patterns import Patterns
+
+
+_NAME, _ATTRIBUTE, _CALL, _CONSTANT, _LOAD = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Load
 
 
 def source(node: ast.AST) -> str:
@@ -50,6 +53,11 @@ class Ctx:
     withs: tuple = ()
     dist_branch: bool = False  # under an ``if`` on a distributed flag (``if args.distributed``)
     optional: bool = False  # under an ``if`` on something else (a configuration switch, data)
+
+    def but(self, **changes) -> "Ctx":
+        """This context with ``changes`` (``dataclasses.replace`` without its field introspection: the index
+        makes one per loop, ``with`` and ``if`` arm)."""
+        return Ctx(**{**self.__dict__, **changes})
 
 
 @dataclass(eq=False)
@@ -234,7 +242,7 @@ class ModuleIndex:
             it = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             names = frozenset(filter(None, (dotted(n) for n in walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
             self.loops.append(LoopInfo(stmt, ctx, target, names))
-            inner = replace(ctx, loops=ctx.loops + (stmt,))
+            inner = ctx.but(loops=ctx.loops + (stmt,))
             self._block(stmt.body, inner)
             self._block(stmt.orelse, ctx)
             return ctx
@@ -244,10 +252,10 @@ class ModuleIndex:
                 self._expr(item.context_expr, ctx)
                 expr = item.context_expr
                 names.append(self.qual(expr.func if isinstance(expr, ast.Call) else expr) or "?")
-            inner = replace(ctx, withs=ctx.withs + tuple(names))
+            inner = ctx.but(withs=ctx.withs + tuple(names))
             after = self._block_ctx(stmt.body, inner)
             # an early return inside the with still guards what follows it
-            return replace(ctx, sides=after.sides)
+            return ctx.but(sides=after.sides)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._block(stmt.body, ctx)
             for handler in stmt.handlers:
@@ -296,17 +304,17 @@ class ModuleIndex:
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
-        after_body = self._block_ctx(stmt.body, replace(ctx, sides=body_sides, dist_branch=dist, optional=optional))
-        after_else = self._block_ctx(stmt.orelse, replace(ctx, sides=else_sides, dist_branch=dist, optional=optional))
+        after_body = self._block_ctx(stmt.body, ctx.but(sides=body_sides, dist_branch=dist, optional=optional))
+        after_else = self._block_ctx(stmt.orelse, ctx.but(sides=else_sides, dist_branch=dist, optional=optional))
         if sides and _terminal(stmt.body) and not stmt.orelse:
-            return replace(ctx, sides=else_sides)
+            return ctx.but(sides=else_sides)
         if sides is None and _tests_flag(stmt.test, self.P.distributed_flag_words):
             # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
             # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
             for after, other in ((after_body, stmt.orelse), (after_else, stmt.body)):
                 new = after.sides[len(ctx.sides):]
                 if new and all(side == RANK0 for _, side, _ in new) and not _terminal(other):
-                    return replace(ctx, sides=after.sides)
+                    return ctx.but(sides=after.sides)
         return ctx
 
     def _mark_ifexp_arms(self) -> None:
@@ -322,29 +330,31 @@ class ModuleIndex:
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
-        loaded, Load = self.loaded, ast.Load
+        loaded, strings, arms, calls, by_node = self.loaded, self.strings, self._ifexp_sides, self.calls, self._call_by_node
+        count = loaded.get
         for node in walk(root, operators=False):
             kind = node.__class__
-            if kind is ast.Name:
-                if node.ctx.__class__ is Load:
-                    loaded[node.id] += 1
-            elif kind is ast.Attribute:
-                if node.ctx.__class__ is Load:
+            if kind is _NAME:
+                if node.ctx.__class__ is _LOAD:
+                    loaded[node.id] = count(node.id, 0) + 1
+            elif kind is _ATTRIBUTE:
+                if node.ctx.__class__ is _LOAD:
                     text = dotted(node)
                     if text:
-                        loaded[text] += 1
-            elif kind is ast.Call:
+                        loaded[text] = count(text, 0) + 1
+            elif kind is _CALL:
                 func = node.func
                 name = self.qual(func)
-                recv = dotted(func.value) if isinstance(func, ast.Attribute) else None
-                method = func.attr if isinstance(func, ast.Attribute) else last(name)
-                arm = self._ifexp_sides.get(id(node))
-                site = CallSite(node, name, method, recv, ctx if arm is None else
-                                replace(ctx, sides=ctx.sides + (arm,)))
-                self.calls.append(site)
-                self._call_by_node[id(node)] = site
-            elif kind is ast.Constant and node.value.__class__ is str and len(node.value) < 200:
-                self.strings.add(node.value)
+                if func.__class__ is _ATTRIBUTE:
+                    recv, method = dotted(func.value), func.attr
+                else:
+                    recv, method = None, last(name)
+                arm = arms.get(id(node))
+                site = CallSite(node, name, method, recv, ctx if arm is None else ctx.but(sides=ctx.sides + (arm,)))
+                calls.append(site)
+                by_node[id(node)] = site
+            elif kind is _CONSTANT and node.value.__class__ is str and len(node.value) < 200:
+                strings.add(node.value)
 
     # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
     def is_rank_expr(self, node: ast.AST) -> bool:
@@ -402,16 +412,15 @@ class ModuleIndex:
         about the same loops and functions again and again."""
         found = self._nodes_in.get(id(node))
         if found is None:
-            found = self._nodes_in[id(node)] = list(walk(node))
+            found = self._nodes_in[id(node)] = walk(node)
         return found
 
     def sites_in(self, node: ast.AST) -> list[CallSite]:
         """Calls lexically inside ``node`` (found once per node)."""
         found = self._sites_in.get(id(node))
         if found is None:
-            calls = self._call_by_node
-            found = self._sites_in[id(node)] = [calls[id(sub)] for sub in self.nodes_in(node)
-                                                if sub.__class__ is ast.Call and id(sub) in calls]
+            found = self._sites_in[id(node)] = [  # only a call node has a site
+                site for site in map(self._call_by_node.get, map(id, self.nodes_in(node))) if site is not None]
         return found
 
     def mentions_rank(self, node: ast.AST) -> bool:

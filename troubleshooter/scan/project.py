@@ -27,6 +27,7 @@ except ImportError:  # Python < 3.11
     import sre_constants as _re_constants
     import sre_parse as _re_parser
 
+_NAME, _ATTRIBUTE, _CALL, _CONSTANT, _LOAD = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Load
 # Statement kinds Project.add summarises besides names, attributes, calls and strings.
 _SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp,
                          ast.ClassDef, ast.Import, ast.ImportFrom})
@@ -105,30 +106,31 @@ class Project:
             in_main = _is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
             names = main_refs if in_main else own_names
+            add_ref, add_name = refs.add, names.add
             for node in walk(stmt, operators=False):
                 kind = node.__class__
-                if kind is ast.Name:
-                    if node.ctx.__class__ is ast.Load:
-                        refs.add(node.id)
-                        names.add(node.id)
-                elif kind is ast.Attribute:
-                    if node.ctx.__class__ is ast.Load:
-                        refs.add(node.attr)
+                if kind is _NAME:
+                    if node.ctx.__class__ is _LOAD:
+                        add_ref(node.id)
+                        add_name(node.id)
+                elif kind is _ATTRIBUTE:
+                    if node.ctx.__class__ is _LOAD:
+                        add_ref(node.attr)
                         head = node.value
-                        while head.__class__ is ast.Attribute:
+                        while head.__class__ is _ATTRIBUTE:
                             head = head.value
-                        if head.__class__ is ast.Name:
+                        if head.__class__ is _NAME:
                             attr_heads.append((head.id, node.attr, in_main))
                     elif node.attr == "print" and dotted(node.value) in ("builtins", "__builtin__", "__builtins__"):
                         self.print_silenced = True  # builtins.print = a rank-aware print
                     elif node.attr == "stdout" and dotted(node.value) == "sys":
                         self.print_silenced = True  # sys.stdout = open(os.devnull, "w") off rank 0
-                elif kind is ast.Call:
+                elif kind is _CALL:
                     self._call(node, aliases)
                     calls.append(node)
-                elif kind is ast.Constant:
+                elif kind is _CONSTANT:
                     if node.value.__class__ is str and node.value.isidentifier():
-                        refs.add(node.value)  # getattr(obj, "name"), callbacks named in a config
+                        add_ref(node.value)  # getattr(obj, "name"), callbacks named in a config
                         self._attr_refs.add(node.value)  # a name in a string may be resolved in any module
                 elif kind not in _SUMMARISED:
                     continue
