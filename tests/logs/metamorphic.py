@@ -132,6 +132,32 @@ def ansi_colour(text: str) -> str:
     return _join(out, end)
 
 
+def _loguru(i: int) -> str:
+    h, m, s, us = _clock(i)
+    return f"2024-03-05 {h:02d}:{m:02d}:{s:02d}.{us // 1000:03d} | ERROR    | __main__:main:42 - "
+
+
+_FRAME = re.compile(r'^(\s*)File "([^"]+)", line (\d+), in (.*)$')
+_HEADER = "Traceback (most recent call last):"
+
+
+def ipython_traceback(text: str) -> str:
+    """Tracebacks as IPython/Jupyter prints them: the exception's type beside the header, frames as
+    ``File path:line, in func``, a rule above."""
+    lines, end = _split(text)
+    out = []
+    for i, line in enumerate(lines):
+        if line.strip() == _HEADER:
+            kind = next((m.group(2).split(".")[-1] for later in lines[i + 1:i + 200]
+                         if (m := _EXCEPTION_LINE.match(later))), "Exception")
+            out += ["-" * 75, f"{kind:<42}{_HEADER[:-1]}"]
+        elif (m := _FRAME.match(line)):
+            out.append(f"{m.group(1)}File {m.group(2)}:{m.group(3)}, in {m.group(4)}")
+        else:
+            out.append(line)
+    return _join(out, end)
+
+
 def crlf(text: str) -> str:
     """Windows line ends (a log saved or pasted on Windows)."""
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
@@ -271,6 +297,8 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "srun label over torchrun": outer(lambda i: "0: "),
     # OpenMPI --tag-output "[1,0]<stderr>:" (sands-lab/grace#26 shows horovodrun passing --tag-output)
     "mpirun [1,N]<stderr>:": relabel(lambda r: f"[1,{r}]<stderr>:"),
+    # SageMaker's MPI launcher "[1,mpirank:0,algo-1]<stderr>:" (its distributed training logs)
+    "sagemaker [1,mpirank:N,algo-1]": relabel(lambda r: f"[1,mpirank:{r},algo-{r // 8 + 1}]<stderr>:"),
     # pdsh under the deepspeed launcher: "host: " in front of every remote line (deepspeedai/Megatron-DeepSpeed#126
     # "172.16.220.18: bash: ...")
     "deepspeed/pdsh host: ": outer(lambda i: "worker-1: "),
@@ -291,6 +319,8 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "timestamp [Y-m-d H:M:S,ms]": outer(_bracket),
     # glog "I0305 12:00:00.123456 pid file:line] " (pytorch/pytorch#46009, torch >= 2.4's "W0325 20:46:43.725000 ...")
     "timestamp glog": outer(_glog),
+    # loguru's default format "2024-03-22 07:26:34.220 | ERROR    | module:func:12 - " (huggingface/datatrove#131)
+    "loguru | LEVEL | where - ": outer(_loguru),
     # a web log viewer's export with each timestamp on its own line (deepspeedai/DeepSpeed#5799)
     "timestamp on its own line": stamp_own_line,
     # colours kept in a saved log (huggingface/datatrove#131 "ESC[31mESC[1mERROR ESC[0m")
@@ -298,6 +328,13 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     # a log saved on Windows (pytorch/pytorch#118737 is a Windows torchrun log)
     "CRLF line ends": crlf,
     "indent as tabs": tabs,
+    # Jupyter/IPython tracebacks "RuntimeError    Traceback (most recent call last)" / "File ~/x.py:12, in f"
+    # (huggingface/transformers#36723, zai-org/GLM-4#237)
+    "IPython traceback": ipython_traceback,
+    # pytest's "E       " in front of the exception it reports (Lightning-AI/pytorch-lightning#3797)
+    "pytest E-lines": outer(lambda i: "E       "),
+    # a log quoted in a reply "> ..." (horovod/horovod#1363 quotes the report it answers)
+    "markdown quote > ": outer(lambda i: "> "),
     # pasted outside a code block: the forum drops leading whitespace (deepspeedai/DeepSpeed#5799's traceback)
     "indent lost": dedent,
     "markdown indented block": indent4,

@@ -22,7 +22,8 @@ INVARIANT = (
     "mpirun [1,N]<stderr>:", "deepspeed/pdsh host: ", "deepspeed/pdsh ip: ", "ray (RayTrainWorker pid, ip)",
     "kubectl --prefix [pod/...]", "docker compose svc | ", "timestamp ISO-8601 Z", "timestamp syslog",
     "timestamp [Y-m-d H:M:S,ms]", "timestamp glog", "timestamp on its own line", "ANSI colours", "CRLF line ends",
-    "wrapped at 80 columns", "wrapped at 120 columns", "indent as tabs", "indent lost",
+    "wrapped at 80 columns", "wrapped at 120 columns", "sagemaker [1,mpirank:N,algo-1]", "loguru | LEVEL | where - ",
+    "IPython traceback", "pytest E-lines", "markdown quote > ", "indent as tabs", "indent lost",
     "markdown indented block", "ranks interleaved", "shell prompt and command", "markdown code fence",
     "Windows paths", "non-ASCII user name",
 )
@@ -118,6 +119,10 @@ def test_colours_are_removed_before_anything_is_read():
     ("[INFO|trainer.py:1472] 2022-06-07 00:51:33,164 >> RuntimeError: x", None, None),  # HF's logger
     ("[rank: 1] RuntimeError: x", 1, None),  # Lightning
     ("0: [rank3]: RuntimeError: x", 3, None),  # srun --label around torchrun: the process's own rank wins
+    ("[1,mpirank:3,algo-1]<stderr>:RuntimeError: x", 3, None),  # SageMaker's mpirun
+    ("2024-03-05 12:00:00.123 | ERROR    | __main__:main:42 - RuntimeError: x", None, None),  # loguru
+    ("E       RuntimeError: x", None, None),  # pytest's report of the exception
+    ("> RuntimeError: x", None, None),  # quoted in a reply
 ])
 def test_every_launcher_and_collector_prefix_is_peeled(line, rank, host):
     parsed = split_prefix(line)
@@ -128,3 +133,15 @@ def test_every_launcher_and_collector_prefix_is_peeled(line, rank, host):
 def test_a_table_row_is_not_taken_for_a_prefix():
     assert split_prefix("epoch 1 | loss 0.3").body == "epoch 1 | loss 0.3"
     assert split_prefix("loss | 0.3").body == "loss | 0.3"
+
+
+def test_an_ipython_traceback_is_read_as_one(rules):
+    """Jupyter's frames (``File ~/x.py:12, in f``) count as frames: a cut traceback still names its place."""
+    from tests.logs.helpers import analyse
+
+    text = ("ValueError                                Traceback (most recent call last)\n"
+            "Cell In[90], line 9\n"
+            "File ~/anaconda3/lib/site-packages/transformers/trainer.py:2241, in Trainer.train(self)\n"
+            "   2240 else:\n-> 2241     return inner_training_loop(\n")
+    root = analyse(rules, text)["log.root_cause"]
+    assert root["where"] == "~/anaconda3/lib/site-packages/transformers/trainer.py:2241"

@@ -25,14 +25,15 @@ ANCHORS = (
     "ChildFailedError", "Root Cause (first observed failure)",
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
-    "Out Of Memory", "mpirun noticed", '", line ', "exits with return code",
+    "Out Of Memory", "mpirun noticed", '", line ', ", in ", "exits with return code",
     "StopIteration", "SystemExit", "terminated with", "finished with exit code", "exited with non-zero status",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
-_FRAME = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)')
+# a traceback frame: CPython's ``File "x.py", line 12, in f`` or IPython/Jupyter's ``File ~/x.py:12, in f``
+_FRAME = re.compile(r'^File (?:"(?P<file>[^"]+)", line (?P<line>\d+)|(?P<ifile>\S+):(?P<iline>\d+), in )')
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|StopIteration|SystemExit))(?::|$)")
 # Python's reports of an exception it swallowed (the unraisable hook, atexit handlers): the traceback that
 # follows ended nothing, so its exception is not a failure of the run.
@@ -142,7 +143,7 @@ class BlockTracker:
         frame = _FRAME.match(body)
         if frame:
             if len(self._frames) < MAX_RECORDS or rank in self._frames:
-                self._frames[rank] = f"{frame.group('file')}:{frame.group('line')}"
+                self._frames[rank] = f"{frame.group('file') or frame.group('ifile')}:{frame.group('line') or frame.group('iline')}"
                 self.dangling_frame = {"where": self._frames[rank], "rank": rank, "path": path, "line": line}
             return
         exc = _EXCEPTION.match(body)

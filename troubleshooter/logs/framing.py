@@ -5,9 +5,11 @@
   they are removed from a chunk that holds an ESC byte at all (one C-speed substitution, no per-line
   work; a chunk without ESC is returned as it is).
 - Lines hard-wrapped at a terminal's width (copied from an 80- or 120-column terminal, a console that
-  cuts long lines) split error messages in two: in a pasted log (one small read) whose longest lines
-  are many distinct lines of exactly one width, each line of that width is joined to the next. The
-  joined-away lines stay as empty lines, so line numbers still point into the file as it is.
+  cuts long lines) split error messages in two: in a pasted log (one small read) whose longest rows
+  share one length, each row of that length is joined to the next unless the next begins a line of
+  its own. Joined-away rows stay as empty lines, so line numbers still point into the file as it is.
+  A re-flow at word boundaries (a forum, a mail client) is not undone: programs print such
+  paragraphs themselves (OpenMPI's help texts), so it cannot be told from the log's own text.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import re
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
 PASTE_BYTES = 1 << 20      # a log read in one piece this small is a paste: wrapping is looked for
 MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
-MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a wrap
+MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a hard wrap
 START_CHARS = 6           # characters that tell how a line begins
 TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))  # where fewer such lines still suggest one
 # a row that starts a line of its own (a traceback, an exception, a frame, a launcher or logger prefix)
-_LINE_START = re.compile(r"(?:Traceback|File |(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b|\[|\s"
+_LINE_START = re.compile(r"(?:Traceback|File |[\w.]*(?:Error|Exception|Warning)\b|\["
                          r"|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[=*-]{5})")
 
 
@@ -50,21 +52,20 @@ def _continues(row: str, nxt: str) -> bool:
 def unwrap(data: bytes) -> bytes:
     """Join the rows of lines a terminal hard-wrapped (see :func:`wrap_width`); ``data`` unchanged if none.
     Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts a
-    line of its own (:func:`_continues`) is never joined: a log's longest lines may share a length by chance."""
+    line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
+    log's longest lines may share a length by chance, and fixed-format lines all have the same length."""
     text = data.decode("utf-8", "surrogateescape")
     rows = [row.rstrip("\r") for row in text.split("\n")]
     width = wrap_width(rows)
     if width is None:
         return data
-    # how this log's lines begin (rows after a shorter row surely begin a line): a row that begins the same
-    # way is a line of its own, as in a log of fixed-format lines that all have the same length
+    # how this log's lines begin (rows after a shorter row surely begin a line)
     starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if len(before) != width}
     out: list[str] = []
     joined = 0  # rows joined into the line being built: each leaves an empty line after it
-    for row in rows:
-        last = out[-1] if out else ""
-        if last and row.strip() and len(last) % width == 0 and row[:START_CHARS] not in starts \
-                and _continues(last, row):
+    for before, row in zip(["", *rows], rows):
+        if out and out[-1] and len(before) == width and row.strip() and row[:START_CHARS] not in starts \
+                and _continues(before, row):
             out[-1] += row
             joined += 1
             continue

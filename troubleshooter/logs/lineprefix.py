@@ -3,9 +3,10 @@
 Launchers decorate each line: ``[rank3]:`` / ``[default0]:`` (torchrun), ``0:`` (``srun -l``),
 ``[1,0]<stderr>:`` (OpenMPI ``--tag-output``), ``worker-1:`` / ``172.16.0.2:`` (pdsh under DeepSpeed),
 ``(RayTrainWorker pid=1, ip=…)`` (Ray), ``[pod/…/…]`` (``kubectl logs --prefix``), ``svc-1  |``
-(docker compose), ``[rank: 1]`` (Lightning); loggers and collectors add timestamps (ISO
+(docker compose), ``[rank: 1]`` (Lightning), ``[1,mpirank:0,algo-1]<stderr>:`` (SageMaker); loggers and collectors add timestamps (ISO
 ``2024-11-21 23:15:30,123``, glog ``I1121 23:15:30.123456 pid file.cc:12]``, syslog ``Nov 21 23:15:30
-host python3[12]:``, vLLM ``ERROR 11-21 23:15:30 file.py:12]``, HF ``[INFO|file.py:12] … >>``).
+host python3[12]:``, vLLM ``ERROR 11-21 23:15:30 file.py:12]``, HF ``[INFO|file.py:12] … >>``, loguru ``… | ERROR | m:f:12 -``);
+a paste adds a quote's ``>`` and pytest its ``E`` column.
 Prefixes nest (``0: [rank9]:[E1121 …]``), so they are peeled off in a loop; the innermost rank label
 (the process's own) wins over an outer task or host label.
 """
@@ -19,7 +20,7 @@ from datetime import datetime, timezone
 _PREFIX = re.compile(r"""\s*(?:
       \[(?:rank|Rank)(?::\s?|\s?)(?P<rank>\d+)\]:?
     | \[default(?P<local>\d+)\]:?
-    | \[\d+,(?P<mpi>\d+)\]<(?:stdout|stderr)>:
+    | \[\d+,(?:mpirank:)?(?P<mpi>\d+)(?:,[\w.-]+)?\]<(?:stdout|stderr)>:
     | (?P<ip>\d{1,3}(?:\.\d{1,3}){3}):(?=\s)
     | (?P<srun>\d{1,5}):(?=\s)
     | (?P<host>[a-z][a-z0-9.-]*[0-9]|localhost):(?=\s)
@@ -29,7 +30,9 @@ _PREFIX = re.compile(r"""\s*(?:
     | [A-Z][a-z]{2}\s[\s\d]\d\s\d{2}:\d{2}:\d{2}\s[\w.-]+\s[\w./-]+(?:\[\d+\])?:
     | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s\d{2}-\d{2}\s\d{2}:\d{2}:\d{2}\s[\w./-]+:\d+\]
     | \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w./-]+:\d+\]
-    | >>(?=\s)
+    | >{1,2}(?=\s|$)
+    | \|\s?(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s?[\w.<>-]+:[\w.<>-]+:\d+\s-(?=\s)
+    | E(?=\s{3})
     | \[?(?P<iso>\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:Z|[+-]\d{2}:?\d{2})?\]?
     | \[?(?P<glog>[IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\ +\d+)?(?:\ +[\w./<>-]+:\d+)?\]
     )""", re.X)
