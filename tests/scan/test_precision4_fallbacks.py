@@ -168,3 +168,32 @@ def test_detectron2_launch_or_default_trainer_is_distributed_and_clean(tmp_path)
         hits, facts = shown_findings([str(path)])
         assert facts["scan.uses_distributed"] is True, launch
         assert hits == {}, (launch, hits)
+
+
+def test_a_constant_device_handed_to_a_distributed_setup_call_is_its_default(tmp_path):
+    """timm's train.py family: ``args.device = "cuda:0"`` then ``device = utils.init_distributed_device(args)``,
+    which sets ``args.device`` per rank in a module the scan may not have."""
+    for setup in ("device = utils.init_distributed_device(args)", "utils.init_distributed_mode(args)",
+                  "setup_ddp(args)"):
+        pick = f'    args.device = "cuda:0"\n    {setup}'
+        code = DEVICE_SCRIPT.format(pick=pick).replace("DEVICE", "args.device").replace(
+            "import torch\n", "import torch\nimport utils\nfrom utils import setup_ddp\n", 1)
+        assert _hits(tmp_path, code, "hardcoded-cuda0") == [], setup
+    for other in ("print_args(args)", "utils.init_distributed_mode(config)"):  # not a set-up, or not this object
+        pick = f'    args.device = "cuda:0"\n    dist.init_process_group("nccl")\n    {other}'
+        code = DEVICE_SCRIPT.format(pick=pick).replace("DEVICE", "args.device").replace(
+            "import torch\n", "import torch\nimport utils\nfrom utils import print_args\n", 1)
+        assert _hits(tmp_path, code, "hardcoded-cuda0"), other
+
+
+def test_an_iterable_dataset_built_inline_is_not_asked_for_a_sampler(tmp_path):
+    """OLMo's ``DataLoader(IterableDataset(dataset, batch_size, seed=...), batch_size=...)``: built in the call."""
+    stream = "class Stream(torch.utils.data.IterableDataset):\n    pass\n\n\n"
+    for args, extra in (("IterableDataset(train_set, 64, seed=1), batch_size=16", "from olmo.data import IterableDataset\n"),
+                        ("Stream(), batch_size=16", stream),
+                        ("data.StreamingIterableShards(train_set), batch_size=16", "import data\n")):
+        code = LOADER_SCRIPT.format(loader_args=args).replace("\n\ndef main():", "\n" + extra + "\ndef main():", 1)
+        assert _hits(tmp_path, code, "missing-distributed-sampler") == [], args
+    code = LOADER_SCRIPT.format(loader_args="MapStyle(train_set), batch_size=16, shuffle=True").replace(
+        "\n\ndef main():", "\nfrom data import MapStyle\n\ndef main():", 1)
+    assert _hits(tmp_path, code, "missing-distributed-sampler")

@@ -20,10 +20,12 @@ class GradAccumWithoutNoSyncChecker(Checker):
     def check(self, m):
         wrappers = wrapped_models(m)
         if not wrappers or any(m.methods(name) for name in m.P.gradient_sync_skippers) or any(
-                "require_backward_grad_sync" in n for n in m.loaded):
-            return
+                "require_backward_grad_sync" in n for n in [*m.loaded, *m.bindings]):
+            return  # (nanoGPT: ``model.require_backward_grad_sync = micro_step == steps - 1``)
         model = next(iter(wrappers))
         no_sync = m.methods("no_sync")
+        if not no_sync and any(last(n) == "no_sync" for n in m.loaded):
+            return  # ``ctx = model.no_sync if not last else nullcontext``; ``with ctx():``: chosen per micro-step
         if no_sync:
             yield from self._backward_only(m, no_sync, model)
             return

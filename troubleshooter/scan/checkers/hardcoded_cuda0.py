@@ -192,7 +192,20 @@ def _one_process_fallbacks(m) -> set[int]:
     for bindings in m.bindings.values():
         by_rank = {id(b.func) for b in bindings if m.mentions_rank(b.value)}
         fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
+        fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(m, b))
     return fallbacks
+
+
+def _handed_to_distributed_setup(m, binding) -> bool:
+    """``args.device = "cuda:0"`` and then ``init_distributed_device(args)`` (timm's ``train.py`` and its many
+    forks; ``init_distributed_mode(args)``, ``setup_ddp(cfg)``): the object goes to a distributed set-up call, which
+    sets its device per rank; the constant is the one-process default."""
+    owner, dot, _ = binding.target.rpartition(".")
+    if not dot:
+        return False
+    return any(s.ctx.func is binding.func and s.line > binding.line
+               and any(dotted(a) == owner for a in s.node.args)
+               and any(w in s.method.lower() for w in m.P.distributed_flag_words) for s in m.calls)
 
 
 def _cuda0(m, node) -> bool:

@@ -46,6 +46,8 @@ class MissingDistributedSamplerChecker(Checker):
             given = site.arg(0, "dataset")
             if isinstance(given, ast.Call) and m.mentions_rank(given):
                 continue  # DataLoader(Subset(data, parts[rank])): sharded by hand (uneven-last-batch's concern)
+            if isinstance(given, ast.Call) and _iterable_class(m, given):
+                continue  # DataLoader(IterableDataset(...)) built inline: an iterable dataset shards itself
             if not local and not self._trains(m, site):
                 continue
             loader = loader_label(site)
@@ -156,10 +158,7 @@ class MissingDistributedSamplerChecker(Checker):
         made = m.value_call(binding.value, binding.line + 1, binding.func)
         if made is None:
             return False
-        if "Iterable" in made.method or made.method in m.P.loader_sharders:
-            return True
-        cls = m.classes.get(made.method)
-        return bool(cls) and any("Iterable" in (ast.unparse(b)) for b in cls.bases)
+        return made.method in m.P.loader_sharders or _iterable_class(m, made.node)
 
     @classmethod
     def _trains(cls, m, site) -> bool:
@@ -327,6 +326,14 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
             if isinstance(target, ast.Name) and target.id == name:
                 return None
     return found
+
+
+def _iterable_class(m, call: ast.Call) -> bool:
+    """The call builds an iterable-style dataset (``IterableDataset(...)``, a class named or based on one), which
+    a sampler cannot index: it yields its own share of the data."""
+    name = last(dotted(call.func) or "")
+    cls = m.classes.get(name)
+    return "Iterable" in name or bool(cls) and any("Iterable" in ast.unparse(b) for b in cls.bases)
 
 
 def _batches_itself(m, site) -> bool:
