@@ -102,3 +102,15 @@ def test_accumulation_that_all_reduces_every_micro_step_still_warns(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(plain, encoding="utf-8")
     assert shown_findings([str(path)])[0].get("grad-accum-without-no-sync")
+
+
+def test_a_no_sync_chosen_on_the_wrong_micro_steps_still_warns(tmp_path):
+    """modelscope/FunASR#3472: ``no_sync if i % k != 0`` against a step at ``(i + 1) % k == 0`` syncs the wrong
+    micro-step (and leaves the stepping one inside no_sync)."""
+    wrong = ("            sync_ctx = model.no_sync if step % accum != 0 else contextlib.nullcontext\n"
+             + _block("with sync_ctx():"))
+    assert len(_hits(tmp_path, wrong)) == 1
+    # the same choice written with the branches swapped is judged the same way
+    swapped = ("            sync_ctx = contextlib.nullcontext if (step + 1) % accum == 0 else model.no_sync\n"
+               + _block("with sync_ctx():"))
+    assert _hits(tmp_path, swapped) == []

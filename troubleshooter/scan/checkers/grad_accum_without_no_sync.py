@@ -24,8 +24,7 @@ class GradAccumWithoutNoSyncChecker(Checker):
             return  # (nanoGPT: ``model.require_backward_grad_sync = micro_step == steps - 1``)
         model = next(iter(wrappers))
         no_sync = m.methods("no_sync")
-        if not no_sync and any(last(n) == "no_sync" for n in m.loaded):
-            return  # ``ctx = model.no_sync if not last else nullcontext``; ``with ctx():``: chosen per micro-step
+        chosen = [] if no_sync else _chosen_by_reference(m)
         if no_sync:
             yield from self._backward_only(m, no_sync, model)
             return
@@ -39,6 +38,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
                 gate, backward = self._gate_in_callee(m, backward)
             if gate is None or any(contains(gate, b.node) for b in backward) or backward[0].line in reported:
                 continue
+            if any(_skips_exactly_off_the_step(test, skip_in_body, gate) for test, skip_in_body in chosen):
+                continue  # ``ctx = model.no_sync if (i + 1) % k != 0 else nullcontext``: skipped off the step only
             steps = self._accum_name(gate.test)
             if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
                 continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
@@ -133,6 +134,37 @@ def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
     name = dotted(test)
     return bool(name) and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
                               for b in m.bindings.get(name, ()) for n in ast.walk(b.value))
+
+
+def _chosen_by_reference(m: ModuleIndex) -> list[tuple[ast.AST, bool]]:
+    """``model.no_sync if <test> else nullcontext`` (the method by reference, called by a later ``with ctx():``):
+    (test, True when no_sync is the branch taken when the test holds)."""
+    found = []
+    for node in m.nodes_in(m.tree):
+        if isinstance(node, ast.IfExp):
+            for branch, when_true in ((node.body, True), (node.orelse, False)):
+                if isinstance(branch, ast.Attribute) and branch.attr == "no_sync":
+                    found.append((node.test, when_true))
+    return found
+
+
+def _skips_exactly_off_the_step(test: ast.AST, skip_when_true: bool, gate: ast.If) -> bool:
+    """The choice skips the all-reduce exactly on the micro-steps where the optimizer does not step: its skip
+    condition is the step gate's negation (``(i + 1) % k != 0`` against ``if (i + 1) % k == 0: step()``). Another
+    condition (``i % k != 0`` against ``(i + 1) % k == 0``: modelscope/FunASR#3472) syncs the wrong micro-step."""
+    skip = test if skip_when_true else _negated(test)
+    idle = gate.test if _skips_rest(gate) else _negated(gate.test)  # the micro-steps that do not step
+    return skip is not None and idle is not None and ast.dump(skip) == ast.dump(idle)
+
+
+def _negated(test: ast.AST) -> ast.AST | None:
+    """``not x`` -> ``x``; ``a == b`` <-> ``a != b``; None when the negation has no simple spelling."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+        op = ast.NotEq() if isinstance(test.ops[0], ast.Eq) else ast.Eq()
+        return ast.Compare(left=test.left, ops=[op], comparators=test.comparators)
+    return None
 
 
 def _under_chosen_no_sync(m: ModuleIndex, no_sync: list[CallSite]) -> list[CallSite]:
