@@ -59,6 +59,14 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
             for call in self._calls_of(m, func):
                 if not call.rank_conditional:
                     yield Event(call, _argument_for(func, call, inner.arg(1, "f")), func.name)
+        for site in m.calls_named(["torch.save"]):  # a plain save helper called under ``if rank == 0:``
+            func = site.ctx.func
+            if func is None or func.name == "<class>" or site.ctx.sides or not m.P.matches("save_helper_names",
+                                                                                             func.name):
+                continue
+            for call in self._calls_of(m, func):
+                if call.rank0 and call.ctx.sides:
+                    yield Event(call, _argument_for(func, call, site.arg(1, "f")), func.name)
 
     def _loads(self, m: ModuleIndex):
         for site in m.calls_named(["torch.load"]):
