@@ -18,6 +18,7 @@ RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 # The only expressions is_rank_expr or classify can find a rank in (a literal, a list, arithmetic... never are).
+_MIRRORED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 _RANK_VALUES = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp})
 
 
@@ -119,12 +120,14 @@ class RankLogic:
     """Classifies conditions by the ranks they are true on; learns derived names from assignments."""
 
     def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = (),
-                 rank0_decorators: Iterable[str] = (), rank_switched: Iterable[str] = ()):
+                 rank0_decorators: Iterable[str] = (), rank_switched: Iterable[str] = (),
+                 off_main_vars: Iterable[str] = ()):
         self.P = patterns
         self.rank_vars: set[str] = set(rank_vars)
         self.main_vars: set[str] = set(main_vars)
         self.rank0_decorators: set[str] = set(rank0_decorators)  # decorators that call the function on rank 0 only
         self.rank_switched: set[str] = set(rank_switched)  # objects switched off on some ranks (``disable=not is_main``)
+        self.off_main_vars: set[str] = set(off_main_vars)  # flags true off the main process (``skip = rank != 0``)
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
@@ -138,18 +141,20 @@ class RankLogic:
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
         assigns = [a for a in assigns if a.value.__class__ in _RANK_VALUES]  # no other value is ever read as one
         for _ in range(3):
-            before = len(self.rank_vars) + len(self.main_vars)
+            before = len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars)
             for stmt in assigns:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 if len(targets) != 1 or stmt.value is None:
                     continue
                 name = last(dotted(targets[0]))
-                if not name or name in self.rank_vars or name in self.main_vars:
+                if not name or name in self.rank_vars or name in self.main_vars or name in self.off_main_vars:
                     continue
                 if self.is_rank_expr(stmt.value):
                     self.rank_vars.add(name)
                 elif self._rank0_value(stmt.value):
                     self.main_vars.add(name)
+                elif stmt.value.__class__ is not ast.Call and self.classify(stmt.value) == (NONZERO, RANK0):
+                    self.off_main_vars.add(name)
                 elif stmt.value.__class__ is ast.Call and any(
                         k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in stmt.value.keywords):
                     self.rank_switched.add(dotted(targets[0]) or name)
@@ -162,7 +167,7 @@ class RankLogic:
                     self.rank_vars.add(func.name)
             for call in calls:
                 self._learn_call(call, params, spawners)
-            if len(self.rank_vars) + len(self.main_vars) == before:
+            if len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) == before:
                 break
         self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
 
@@ -266,6 +271,8 @@ class RankLogic:
             return body, RANK0 if any(p[1] == RANK0 for p in known) else RANKDEP
         if self.is_main_flag(test):
             return (RANK0, NONZERO)
+        if self.off_main_vars and last(dotted(test)) in self.off_main_vars:
+            return (NONZERO, RANK0)
         if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
             return (NONZERO, RANK0)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
@@ -281,6 +288,8 @@ class RankLogic:
 
     def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> tuple[str, str] | None:
         left, right = _bound_value(left), _bound_value(right)  # ``(r := dist.get_rank()) == 0``
+        if type(op) in _MIRRORED and const(left, default=...) is not ... and const(right, default=...) is ...:
+            left, right, op = right, left, _MIRRORED[type(op)]()  # ``0 == rank % ngpus``: the literal on the right
         if self.is_main_flag(left) and isinstance(op, (ast.Eq, ast.Is)) and const(right) is True:
             return (RANK0, NONZERO)
         if not self.is_rank_expr(left):

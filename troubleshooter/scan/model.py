@@ -306,8 +306,10 @@ class ModuleIndex:
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
         after_body = self._block_ctx(stmt.body, ctx.but(sides=body_sides, dist_branch=dist, optional=optional))
         after_else = self._block_ctx(stmt.orelse, ctx.but(sides=else_sides, dist_branch=dist, optional=optional))
-        if sides and _terminal(stmt.body) and not stmt.orelse:
+        if sides and _terminal(stmt.body) and not _terminal(stmt.orelse):
             return ctx.but(sides=else_sides)
+        if sides and _terminal(stmt.orelse) and not _terminal(stmt.body):
+            return ctx.but(sides=body_sides)  # ``if rank == 0: pass / else: return``: what follows is rank 0's
         if sides is None and _tests_flag(stmt.test, self.P.distributed_flag_words):
             # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
             # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
