@@ -225,3 +225,29 @@ def test_open_mpi_record_still_names_the_crashed_rank(rules):
             "  Process name: [[50371,1],0]\n  Exit code:    1")
     root, shown = root_and_shown(rules, text)
     assert "unrecognized-failure" not in shown[:1]
+
+
+def test_cudnn_without_algorithm_is_gpu_memory(rules):
+    assert root_and_shown(rules, "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution")[0] \
+        == "out-of-memory"
+
+
+def test_a_stated_build_mismatch_outranks_cudnn_without_algorithm(rules):
+    text = ("NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch "
+            "installation.\nRuntimeError: Unable to find a valid cuDNN algorithm to run convolution")
+    assert root_and_shown(rules, text)[0] == "gpu-arch-unsupported"
+
+
+@pytest.mark.parametrize("line", [
+    "  what():  [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_ARCH_MISMATCH /root/FasterTransformer/v1/"
+    "fastertransformer/cuda/open_attention.h:171 ",
+    "CUDA error at /data/fastmoe/cuda/moe_compute_kernel.cu:132 code=8(CUBLAS_STATUS_ARCH_MISMATCH) "
+    "\"cublasXgemm( smgr->handle(i) )\"",
+])
+def test_cublas_arch_mismatch_is_a_gpu_too_old(rules, line):
+    assert root_and_shown(rules, line)[0] == "gpu-arch-unsupported"
+
+
+def test_torch1_launch_killing_subprocess_alone_is_a_failure(rules):
+    text = "Killing subprocess 6040\nKilling subprocess 6041\nKilling subprocess 6042"
+    assert root_and_shown(rules, text)[1][:1] == ["unrecognized-failure"]
