@@ -140,3 +140,42 @@ def test_torch2_last_error_naming_the_proxy_is_not_the_shm_default(rules):
     assert root_and_shown(rules, text, whole=False)[0] == "nccl-error"
     bare = text.replace("Last error:\nProxy Call to rank 0 failed (Connect)\n", "")
     assert root_and_shown(rules, bare, whole=False)[0] == "shm-too-small"
+
+
+DUMP_AND_HEARTBEAT = [
+    # the flight-recorder dump a timeout triggers (torch 2.2-2.5), on the rank that timed out and on the others
+    "[rank1]:[E ProcessGroupNCCL.cpp:1332] [PG 0 Rank 1] Received a timeout signal from this local rank and will start "
+    "to dump the debug info. Last enqueued NCCL work: 2, last completed NCCL work: 1.",
+    "[rank0]:[E ProcessGroupNCCL.cpp:1370] [PG 0 Rank 0] Received a global timeout from another rank and will start to "
+    "dump the debug info. Last enqueued NCCL work: 3, last completed NCCL work: 3.",
+    "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal "
+    "from another rank via TCPStore.",
+    # the heartbeat monitor's view of a stuck watchdog
+    "[rank3]:[E ProcessGroupNCCL.cpp:1421] [PG ID 0 PG GUID 0(default_pg) Rank 3] First PG on this rank that detected no "
+    "heartbeat of its watchdog.",
+    "[rank1]:[F ProcessGroupNCCL.cpp:1308] [PG ID 0 PG GUID 0(default_pg) Rank 1] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.",
+]
+
+
+@pytest.mark.parametrize("line", DUMP_AND_HEARTBEAT)
+def test_dump_and_heartbeat_notices_are_the_collective_timeout(rules, line):
+    assert root_and_shown(rules, line + "\n", whole=False)[0] == "collective-timeout"
+
+
+@pytest.mark.parametrize("line", DUMP_AND_HEARTBEAT[:3])
+def test_dump_notices_yield_to_the_rank_that_failed(rules, line):
+    """The dump is the echo of a timeout: a rank's own error elsewhere in the log comes first."""
+    text = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+            "capacity of 23.69 GiB of which 1.10 GiB is free.\n" + line + "\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "out-of-memory"
+
+
+def test_a_healthy_run_with_flight_recorder_settings_stays_clean(rules):
+    """The settings banner names TORCH_NCCL_DUMP_ON_TIMEOUT and the timeout without any timeout happening."""
+    text = ("[rank0]:[I ProcessGroupNCCL.cpp:861] [PG 0 Rank 0] ProcessGroupNCCL environments: NCCL version: 2.20.5, "
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING: 1, TORCH_NCCL_DUMP_ON_TIMEOUT: 1, TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC: "
+            "60000, TORCH_NCCL_DESYNC_DEBUG: 0, TORCH_NCCL_ENABLE_MONITORING: 1, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480, "
+            "TORCH_NCCL_TRACE_BUFFER_SIZE: 2000\n"
+            "Epoch 1/3: 100%|##########| 500/500 [01:10<00:00, 7.10it/s, loss=0.412]\n")
+    assert root_and_shown(rules, text, whole=False) == (None, [])
