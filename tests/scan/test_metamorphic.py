@@ -96,7 +96,7 @@ def test_set_up_moved_out_of_a_function_keeps_its_data_flow():
 INVARIANT = (
     "identity", "rename_synonyms", "import_from_style", "import_realias", "import_unqualify", "import_qualify",
     "env_getenv", "env_get", "env_subscript", "local_rank_option_spelling", "local_rank_from_argparse", "wrap_main",
-    "guard_early_return", "guard_operands_swapped", "fstring_to_format",
+    "guard_early_return", "guard_operands_swapped", "fstring_to_format", "args_to_keywords", "args_to_positional",
 )
 SAMPLE = 8  # items per rewrite: the bench covers all of them
 

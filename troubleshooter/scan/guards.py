@@ -199,8 +199,10 @@ class RankLogic:
 
     def _learn_call(self, call: ast.Call, params: dict[str, list[list[str]]], spawners: set[str]) -> None:
         name = last(dotted(call.func))
-        if name in spawners and call.args:  # the spawned function's first parameter is the process index
-            for names in params.get(last(dotted(call.args[0])), ()):
+        spawned = call.args[0] if call.args else next(  # mp.spawn(worker, ...) or mp.spawn(fn=worker, ...)
+            (k.value for k in call.keywords if k.arg in self._spawned_params()), None)
+        if name in spawners and spawned is not None:  # the spawned function's first parameter is the process index
+            for names in params.get(last(dotted(spawned)), ()):
                 if names:
                     self.rank_vars.add(names[0])
             return
@@ -212,6 +214,10 @@ class RankLogic:
             for keyword in call.keywords:
                 if keyword.arg and self.is_rank_expr(keyword.value):
                     self.rank_vars.add(keyword.arg)
+
+    def _spawned_params(self) -> set[str]:
+        """The name of a spawner's function parameter (``fn`` of ``torch.multiprocessing.spawn``: call_signatures)."""
+        return {sig[0] for qual, sig in self.P.signatures.items() if qual in self.P.spawners and sig}
 
     def _rank0_value(self, value: ast.AST) -> bool:
         sides = self.classify(value)

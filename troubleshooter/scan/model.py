@@ -72,6 +72,7 @@ class CallSite:
     assigned_to: str | None = None  # ``x = call(...)``: "x"
     unpacked_to: tuple = ()  # ``a, b = call(...)``: ("a", "b") (None for a part that is not a name)
     discarded: bool = False  # a bare expression statement: the result is thrown away
+    params: tuple = ()  # the callee's parameters in positional order, when its signature is known (call_signatures)
 
     @property
     def line(self) -> int:
@@ -94,10 +95,15 @@ class CallSite:
         return bool(self.ctx.sides)
 
     def kw(self, name: str) -> ast.AST | None:
-        """The value of keyword argument ``name``, or None."""
+        """The value of argument ``name``: its keyword, or (for a callee of known signature) the positional argument
+        in its place (``DataLoader(ds, 32, False, sampler)``); None when not passed."""
         for keyword in self.node.keywords:
             if keyword.arg == name:
                 return keyword.value
+        if name in self.params:
+            index, args = self.params.index(name), self.node.args
+            if index < len(args) and not any(a.__class__ is ast.Starred for a in args[:index + 1]):
+                return args[index]
         return None
 
     def arg(self, index: int, name: str | None = None) -> ast.AST | None:
@@ -334,6 +340,7 @@ class ModuleIndex:
     def _expr(self, root: ast.AST, ctx: Ctx) -> None:
         loaded, strings, arms, calls, by_node = self.loaded, self.strings, self._ifexp_sides, self.calls, self._call_by_node
         count = loaded.get
+        signatures = self.P.signatures
         for node in walk(root, operators=False):
             kind = node.__class__
             if kind is _NAME:
@@ -352,7 +359,8 @@ class ModuleIndex:
                 else:
                     recv, method = None, last(name)
                 arm = arms.get(id(node))
-                site = CallSite(node, name, method, recv, ctx if arm is None else ctx.but(sides=ctx.sides + (arm,)))
+                site = CallSite(node, name, method, recv, ctx if arm is None else ctx.but(sides=ctx.sides + (arm,)),
+                                params=signatures.get(name, ()))
                 calls.append(site)
                 by_node[id(node)] = site
             elif kind is _CONSTANT and node.value.__class__ is str and len(node.value) < 200:

@@ -21,6 +21,10 @@ REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "glo
               "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives",
               "checkpoint_payload_calls", "local_directory_names")
 MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches before it starts afresh
+# Key whose strings are call signatures ``qualified.name(param, param, ...)``: the positional order of the parameters
+# a call may pass either way (``CallSite.kw`` reads a positional argument by its parameter name).
+SIGNATURES_KEY = "call_signatures"
+_SIGNATURE = re.compile(r"^\s*([\w.]+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)\s*$")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs")
@@ -40,7 +44,7 @@ KEYS = (
     "ddp_returning_preparers", "serialising_write_contexts", "gradient_sync_skippers",
     "run_bound_tracker_calls", "tracker_run_starters", "active_run_names", "event_file_writers",
     "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", "device_restoring_loaders", "buffer_registrars",
-    *REGEX_KEYS,
+    SIGNATURES_KEY, *REGEX_KEYS,
 )
 
 
@@ -61,6 +65,8 @@ class Patterns:
             values = lists.get(key, [])
             if key in REGEX_KEYS:
                 setattr(self, key, [re.compile(v) for v in values])
+            elif key == SIGNATURES_KEY:
+                self.signatures = dict(_signature(v) for v in values)  # qualified name -> parameters in order
             else:
                 setattr(self, key, frozenset(values))
 
@@ -101,7 +107,19 @@ def read_pattern_file(issues: Any, path: Path, data: Any, into: dict[str, Any], 
                 issues.add(path, values.line_of(i), f"{key}[{i}]: {problem}")
             if problems:
                 continue
+        if key == SIGNATURES_KEY:
+            bad = [i for i, v in enumerate(values) if not _SIGNATURE.match(v)]
+            for i in bad:
+                issues.add(path, values.line_of(i), f"{key}[{i}]: expected 'qualified.name(param, param, ...)'")
+            if bad:
+                continue
         into.setdefault(key, []).extend(values)
+
+
+def _signature(text: str) -> tuple[str, tuple[str, ...]]:
+    """``"torch.save(obj, f)"`` -> ``("torch.save", ("obj", "f"))``."""
+    name, params = _SIGNATURE.match(text).groups()
+    return name, tuple(p.strip() for p in (params or "").split(",") if p.strip())
 
 
 def _read_frameworks(issues: Any, path: Path, line: int, values: Any, into: dict[str, dict[str, frozenset]]) -> None:
