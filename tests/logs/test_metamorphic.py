@@ -145,3 +145,15 @@ def test_an_ipython_traceback_is_read_as_one(rules):
             "   2240 else:\n-> 2241     return inner_training_loop(\n")
     root = analyse(rules, text)["log.root_cause"]
     assert root["where"] == "~/anaconda3/lib/site-packages/transformers/trainer.py:2241"
+
+
+def test_prefix_wordings_live_in_the_rules_and_are_checked(tmp_path):
+    """``line_prefixes`` of rules/symptoms.yaml: a group that tells nothing known is reported with its line."""
+    from troubleshooter.logs.symptomwords import parse_words
+
+    (tmp_path / "symptoms.yaml").write_text("line_prefixes:\n  - '\\[rank(?P<rank>\\d+)\\]:'\n"
+                                            "  - '(?P<node>\\w+):'\n", encoding="utf-8")
+    issues: list = []
+    raw = parse_words(tmp_path / "symptoms.yaml", issues)
+    assert "line_prefixes" not in raw
+    assert [(issue.line, "node" in issue.message) for issue in issues] == [(3, True)]

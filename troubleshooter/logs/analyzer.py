@@ -271,7 +271,7 @@ class LogAnalyzer:
     # ---- matching ------------------------------------------------------------------------
 
     def _line(self, text: str, payloads: set[int], path: str, line_no: int) -> list[dict[str, Any]]:
-        prefix = split_prefix(text, self._year)
+        prefix = split_prefix(text, self._year, self.symptoms.words)
         if prefix.timestamp is not None:
             if prefix.timestamp > 86400 * 366 * 20:
                 self._year = datetime.fromtimestamp(prefix.timestamp, timezone.utc).year

@@ -25,7 +25,9 @@ _LISTS = {
     "progress_words": "literal words of a progress line", "mask": "what differs between ranks printing the same line",
     "position_openers": "what stands before a step/total position", "rate": "a rate with its unit",
     "went_on": "a failure marker after the last start-up line",
+    "line_prefixes": "a launcher's, collector's or logger's prefix at a line start",
 }
+PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
 _RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
 
@@ -45,12 +47,27 @@ class SymptomWords:
     timeout_finding: str
     naming_vars: tuple[str, ...]
     rank_list: re.Pattern[str]
+    prefix: re.Pattern[str]            # one line prefix at the start (str lines); its groups read by prefix_kinds
+    prefix_kinds: dict[str, str]       # group name -> what it tells (PREFIX_GROUPS)
 
 
 def _alternatives(items: list[str]) -> bytes:
     """One regex for a list of alternatives (a single one stays as it is)."""
     parts = [item.encode("utf-8") for item in items]
     return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+
+
+def compile_prefixes(items: list[str]) -> tuple[re.Pattern[str], dict[str, str]]:
+    """One regex for the line-prefix alternatives: each alternative's groups renamed apart (``rank`` of the
+    third becomes ``rank_2``), with the map back to what each tells."""
+    kinds: dict[str, str] = {}
+    parts = []
+    for index, item in enumerate(items):
+        def rename(match: re.Match, index: int = index) -> str:
+            kinds[f"{match.group(1)}_{index}"] = match.group(1)
+            return f"(?P<{match.group(1)}_{index}>"
+        parts.append(re.sub(r"\(\?P<(\w+)>", rename, item))
+    return re.compile(r"\s*(?:" + "|".join(parts) + ")"), kinds
 
 
 def compile_words(raw: dict[str, Any]) -> SymptomWords:
@@ -68,11 +85,13 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
     went_on = re.compile(re.sub(rb"\(\?P<\w+>", b"(", rb"|".join((progress_line.pattern, loss_line.pattern, bar.pattern)))
                          + b"|" + b"|".join(item.encode("utf-8") for item in raw["went_on"]), re.M)
     stuck = raw["stuck_ranks"]
+    prefix, prefix_kinds = compile_prefixes(raw["line_prefixes"])
     return SymptomWords(
         bar=bar, has_loss=re.compile(loss), loss_line=loss_line, progress_line=progress_line,
         mask=re.compile(b"|".join(item.encode("utf-8") for item in raw["mask"])), position=position,
         rate=re.compile(b"|".join(item.encode("utf-8") for item in raw["rate"])), went_on=went_on,
-        timeout_finding=stuck["finding"], naming_vars=tuple(stuck["naming_vars"]), rank_list=re.compile(stuck["rank_list"]))
+        timeout_finding=stuck["finding"], naming_vars=tuple(stuck["naming_vars"]), rank_list=re.compile(stuck["rank_list"]),
+        prefix=prefix, prefix_kinds=prefix_kinds)
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
@@ -127,6 +146,13 @@ def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dic
                 bad = True
         if not bad:
             out[key] = list(value)
+    for i, item in enumerate(out.get("line_prefixes") or ()):
+        unknown = set(re.compile(item).groupindex) - set(PREFIX_GROUPS)
+        if unknown:
+            problem(data["line_prefixes"].line_of(i), f"line_prefixes[{i}] names unknown group(s) "
+                    f"{', '.join(sorted(unknown))}", f"groups tell one of: {', '.join(PREFIX_GROUPS)}", "line_prefixes")
+            del out["line_prefixes"]
+            break
     if "rate" in out:
         groups = set().union(*(re.compile(item.encode("utf-8")).groupindex for item in out["rate"]))
         if groups != set(_RATE_GROUPS):
