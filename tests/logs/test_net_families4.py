@@ -179,3 +179,19 @@ def test_a_healthy_run_with_flight_recorder_settings_stays_clean(rules):
             "TORCH_NCCL_TRACE_BUFFER_SIZE: 2000\n"
             "Epoch 1/3: 100%|##########| 500/500 [01:10<00:00, 7.10it/s, loss=0.412]\n")
     assert root_and_shown(rules, text, whole=False) == (None, [])
+
+
+@pytest.mark.parametrize("error", [
+    # vLLM on Windows (SystemPanic/vllm-windows#19), RVC WebUI on Windows (RVC-Project/...#2674)
+    "RuntimeError: makeDeviceForHostname(): unsupported gloo device",
+    # the libuv factory of torch's Windows builds (IAHispano/Applio#137)
+    "RuntimeError: GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty",
+])
+def test_gloo_failing_to_build_its_device_from_the_hostname_is_the_interface(rules, error):
+    text = ("Traceback (most recent call last):\n"
+            "  File \"C:\\\\app\\\\train.py\", line 129, in run\n    dist.init_process_group(\n"
+            "  File \"C:\\\\app\\\\Lib\\\\site-packages\\\\torch\\\\distributed\\\\distributed_c10d.py\", line 994, in "
+            "_new_process_group_helper\n"
+            "    backend_class = ProcessGroupGloo(backend_prefix_store, group_rank, group_size, timeout=timeout)\n"
+            + error + "\n")
+    assert root_and_shown(rules, text, whole=False)[0] == "wrong-network-interface"
