@@ -110,6 +110,11 @@ class GradAccumWithoutNoSyncChecker(Checker):
 
     @staticmethod
     def _accum_name(test: ast.AST) -> str | None:
+        """The accumulation count the gate tests: the divisor of ``step % k`` (whatever its name), else a name
+        that says so (``accum_iter``)."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and dotted(node.right):
+                return dotted(node.right)
         for node in ast.walk(test):
             text = dotted(node)
             if text and "accum" in text.lower():
