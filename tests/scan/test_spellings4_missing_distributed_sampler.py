@@ -58,3 +58,41 @@ def test_fabric_loader_not_set_up(tmp_path):
         "    fabric.launch()\n    loader2 = DataLoader(TensorDataset(torch.randn(8, 8)), batch_size=4)").replace(
         "accelerator.backward(loss)", "fabric.backward(loss)").replace("x.to(accelerator.device)", "x")
     assert ID in scan_ids(tmp_path, code)
+
+
+HF = '''
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+
+class MyTrainer(Trainer):
+    def get_train_dataloader(self):
+{body}
+
+
+def main():
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+    args = TrainingArguments(output_dir="out", per_device_train_batch_size=8)
+    trainer = MyTrainer(model=model, args=args, train_dataset=torch.utils.data.TensorDataset(torch.randn(64, 8)))
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_hf_trainer_loader_override_without_sampler(tmp_path):
+    body = "        return DataLoader(self.train_dataset, batch_size=self.args.train_batch_size, shuffle=True)"
+    assert ID in scan_ids(tmp_path, HF.format(body=body))
+
+
+@pytest.mark.parametrize("body", [
+    "        return self.accelerator.prepare(DataLoader(self.train_dataset, batch_size=8, shuffle=True))",
+    "        return DataLoader(self.train_dataset, batch_size=8, sampler=self._get_train_sampler())",
+    "        loader = super().get_train_dataloader()\n        return loader",
+    "        kwargs = self._loader_kwargs()\n        return DataLoader(self.train_dataset, **kwargs)",
+])
+def test_hf_trainer_override_that_shards_or_is_unknown_stays_quiet(tmp_path, body):
+    assert ID not in scan_ids(tmp_path, HF.format(body=body))

@@ -64,6 +64,7 @@ class MissingDistributedSamplerChecker(Checker):
         that calls ``prepare`` and never handed to it (``model, opt = accelerator.prepare(model, opt)``). prepare
         returns what it does not know unchanged, so that loader is never sharded."""
         yield from self._never_prepared(m)
+        yield from self._overridden_loader_hooks(m)
         for site in m.calls:
             if not _shards(m, site):
                 continue
@@ -76,6 +77,30 @@ class MissingDistributedSamplerChecker(Checker):
                                            f"{dataset_name(loader) or 'the dataset'}; prepare the DataLoader first, "
                                            "then wrap it", {"loader": name, "dataset": dataset_name(loader) or "dataset",
                                                             "sampler": "sampler"})
+
+    @staticmethod
+    def _overridden_loader_hooks(m):
+        """A framework trainer subclass overriding the method that builds the training loader
+        (``framework_loader_hooks``: HF ``Trainer.get_train_dataloader``) with a plain DataLoader that has no
+        sampler and goes through no sharding call: the framework shards only in its own implementation, which the
+        override replaces, so every rank trains on all of the dataset."""
+        for site in dataloaders(m):
+            func = site.ctx.func
+            if func is None or func.cls is None or func.name not in m.P.framework_loader_hooks:
+                continue
+            cls = m.classes.get(func.cls)
+            if cls is None or not cls.bases or any(_shards(m, s) for s in m.sites_in(func.node)):
+                continue
+            given = [_keyword_or_position(m, site, "sampler", 3), _keyword_or_position(m, site, "batch_sampler", 4)]
+            if any(g is not None and const(g, default=...) is not None for g in given) or any(
+                    k.arg is None for k in site.node.keywords):
+                continue
+            name = loader_label(site)
+            yield Hit(site.line, f"{func.cls}.{func.name}() returns {name} with no sampler: overriding it replaces "
+                                 "the framework's own loader, which is the one that shards the data, so every rank "
+                                 f"trains on all of {dataset_name(site) or 'the dataset'}; build it through the "
+                                 "framework (accelerator.prepare / its sampler) or call super()",
+                      {"loader": name, "dataset": dataset_name(site) or "dataset", "sampler": "sampler"})
 
     def _never_prepared(self, m):
         """Training loaders of a function that calls a sharding ``prepare`` but does not pass them to it. Quiet when
