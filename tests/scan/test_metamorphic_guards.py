@@ -70,3 +70,41 @@ def test_checkpoint_saved_on_rank_zero_only(tmp_path, spelling):
 @pytest.mark.parametrize("spelling", UNGUARDED)
 def test_checkpoint_saved_by_every_rank_still_warns(tmp_path, spelling):
     assert "logging-from-all-ranks" in scan(tmp_path, UNGUARDED[spelling])
+
+
+DATAPARALLEL = '''\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    rank = int(os.environ.get("RANK", -1))
+    model = torch.nn.Linear(2, 2).cuda()
+    {flag} = {test}
+    if {flag}:
+        model = torch.nn.DataParallel(model)
+    if rank != -1:
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+        model = DDP(model)
+    return model
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("flag", ["single_process_multi_gpu", "is_lead2"])
+def test_dataparallel_under_a_flag_bound_to_the_one_process_test_is_the_non_distributed_path(tmp_path, flag):
+    path = tmp_path / "train.py"
+    path.write_text(DATAPARALLEL.format(flag=flag, test="rank == -1 and torch.cuda.device_count() > 1"), encoding="utf-8")
+    assert "dataparallel" not in shown_findings([str(path)])[0]
+
+
+def test_dataparallel_under_a_flag_of_something_else_still_warns(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(DATAPARALLEL.format(flag="many_gpus", test="torch.cuda.device_count() > 1"), encoding="utf-8")
+    assert "dataparallel" in shown_findings([str(path)])[0]

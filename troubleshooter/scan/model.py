@@ -303,9 +303,13 @@ class ModuleIndex:
 
     def _if(self, stmt: ast.If, ctx: Ctx) -> Ctx:
         self._expr(stmt.test, ctx)
-        sides = self.classify(stmt.test)
-        dist = ctx.dist_branch or _mentions(stmt.test, self.P.distributed_flag_words) or (
-            sides is None and self.mentions_rank(stmt.test))
+        test = stmt.test
+        sides = self.classify(test)
+        if sides is None:  # ``single_gpu = rank == -1 and n > 1`` then ``if single_gpu:``: the test it holds
+            test = self._flag_test(test, stmt.lineno, ctx.func) or test
+            sides = self.classify(test)
+        dist = ctx.dist_branch or _mentions(test, self.P.distributed_flag_words) or (
+            sides is None and self.mentions_rank(test))
         optional = ctx.optional or (sides is None and not dist)
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
@@ -316,7 +320,7 @@ class ModuleIndex:
             return ctx.but(sides=else_sides)
         if sides and _terminal(stmt.orelse) and not _terminal(stmt.body):
             return ctx.but(sides=body_sides)  # ``if rank == 0: pass / else: return``: what follows is rank 0's
-        if sides is None and _tests_flag(stmt.test, self.P.distributed_flag_words):
+        if sides is None and _tests_flag(test, self.P.distributed_flag_words):
             # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
             # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
             for after, other in ((after_body, stmt.orelse), (after_else, stmt.body)):
@@ -324,6 +328,18 @@ class ModuleIndex:
                 if new and all(side == RANK0 for _, side, _ in new) and not _terminal(other):
                     return ctx.but(sides=after.sides)
         return ctx
+
+    def _flag_test(self, test: ast.AST, line: int, func: FuncInfo | None) -> ast.AST | None:
+        """The comparison a local flag (or ``not flag``) was bound to, when the function binds it exactly once,
+        before ``line``."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test
+        if name.__class__ is not _NAME:
+            return None
+        bound = [b for b in self.bindings.get(name.id, ()) if b.func is func]
+        if len(bound) != 1 or bound[0].line >= line or bound[0].value.__class__ not in _TESTS:
+            return None
+        return ast.UnaryOp(ast.Not(), bound[0].value) if negated else bound[0].value
 
     def _mark_ifexp_arms(self) -> None:
         """Calls in an arm of ``x if <rank test> else y`` run on that arm's ranks only."""
@@ -475,6 +491,9 @@ class ModuleIndex:
         """The file runs raw torch.distributed training (init, DDP wrap or DistributedSampler)."""
         P = self.P
         return bool(self.call_names & (P.ddp_wrappers | P.init_process_group | P.distributed_samplers))
+
+
+_TESTS = (ast.Compare, ast.BoolOp, ast.UnaryOp)
 
 
 def _terminal(body: list[ast.stmt]) -> bool:
