@@ -176,3 +176,21 @@ def test_unique_fact_values_are_read_between_the_first_and_last_anchor(rules):
             + "\n".join(reversed(examples)) + "\nstep 3\n").encode()
     assert sig.bulk_values(data) == list(dict.fromkeys(sig.bregex.findall(data))) != []
     assert sig.bulk_values(b"step 1 loss 0.5\n" * 20) == []
+
+
+def test_small_reads_into_the_reused_buffer_give_the_facts_of_one_read(rules, monkeypatch):
+    """Blocks much smaller than a line, a line past ``MAX_LINE`` (read in pieces, counted once), colours
+    in a later block and a last line without its newline: the facts of one big read."""
+    import troubleshooter.logs.analyzer as analyzer_module
+    text = ("step 1 loss 0.5\n" * 30 + "\x1b[31m[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to "
+            "allocate 2.00 GiB\x1b[0m\n" + "y" * 5000 + "\n" + "z" * 700 + "\n[rank0]: RuntimeError: Expected to "
+            "have finished reduction in the prior iteration before starting a new one.\n" + "w" * 300)
+    whole = LogAnalyzer(rules)
+    whole.feed_file(io.BytesIO(text.encode()), "x.log")
+    monkeypatch.setattr(analyzer_module, "CHUNK", 256)
+    monkeypatch.setattr(analyzer_module, "MAX_LINE", 1024)
+    small = LogAnalyzer(rules)
+    small.feed_file(io.BytesIO(text.encode()), "x.log")
+    facts = json.loads(_facts(small))
+    assert _facts(small) == _facts(whole)
+    assert facts["log.lines"] == 35 and {"log.out-of-memory", "log.unused-parameters-error"} <= set(facts)

@@ -139,27 +139,33 @@ class LogAnalyzer:
         return self._line(line.rstrip("\r\n"), payloads, path, self._line_no[path])
 
     def feed_file(self, stream: IO[bytes], path: str) -> None:
-        """Analyse a whole binary stream; only lines the prefilter flags are decoded. Each block read is
-        appended to the previous one's unfinished line and cut at its last newline in place (a
-        bytearray): the chunk is copied once."""
+        """Analyse a whole binary stream; only lines the prefilter flags are decoded. Each block is read
+        into one reused buffer (a bytearray) after the previous block's unfinished line, and the buffer
+        is cut at its last newline in place: no block is copied or freshly allocated on the way."""
         self._note_file(path)
-        carry, cut_short, first = bytearray(), False, True
+        data, carry, cut_short, first = bytearray(), b"", False, True
         while True:
-            block = stream.read(CHUNK)
-            if not block:
+            start = len(carry)
+            if len(data) < start + CHUNK:
+                data += bytes(start + CHUNK - len(data))
+            del data[start + CHUNK:]
+            data[:start] = carry
+            read = stream.readinto(memoryview(data)[start:])
+            if not read:
                 break
-            block, first = repair(block, whole=first and len(block) < CHUNK), False  # colours, a paste's wrapping
-            data, carry = carry, bytearray()
-            data += block
+            del data[start + read:]
+            if first or data.find(b"\x1b", start) >= 0:  # what framing.repair may change: a paste, colours
+                data[start:] = repair(bytes(data[start:]), whole=first and read < CHUNK)
+            first = False
             cut = data.rfind(b"\n") + 1
             if cut == 0 and len(data) > MAX_LINE:  # an over-long line: analysed in pieces, counted once
                 data += b"\n"
                 self._chunk(data, path)
                 self._line_no[path] -= 1
                 self._seq -= 1
-                cut_short = True
+                cut_short, carry = True, b""
                 continue
-            carry = data[cut:]
+            carry = bytes(data[cut:])
             del data[cut:]
             if data:
                 self.symptoms.observe(path, data)
