@@ -197,3 +197,49 @@ def test_an_iterable_dataset_built_inline_is_not_asked_for_a_sampler(tmp_path):
     code = LOADER_SCRIPT.format(loader_args="MapStyle(train_set), batch_size=16, shuffle=True").replace(
         "\n\ndef main():", "\nfrom data import MapStyle\n\ndef main():", 1)
     assert _hits(tmp_path, code, "missing-distributed-sampler")
+
+
+ANNOTATED = '''
+from typing import TYPE_CHECKING
+
+import torch
+{imports}
+from myproject.distributed import make_accelerator
+
+if TYPE_CHECKING:
+    from accelerate import Accelerator
+
+
+def update(model, batch, optimizer, accelerator{note}):
+    loss = model(batch).mean()
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+
+
+def main():
+    accelerator = make_accelerator()
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.AdamW(model.parameters())
+    loader = torch.utils.data.DataLoader(torch.randn(64, 8), batch_size=8, shuffle=True)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for batch in loader:
+        update(model, batch, optimizer, accelerator)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_an_accelerator_built_by_a_factory_is_known_by_its_annotation(tmp_path):
+    """lerobot's lerobot_train.py: the Accelerator comes from a factory in another package and is imported only
+    under TYPE_CHECKING, for the annotations; the script runs under Accelerate (which shards the loader)."""
+    path = tmp_path / "train.py"
+    for imports, note in (("", ': "Accelerator"'), ("import accelerate", ": accelerate.Accelerator")):
+        path.write_text(ANNOTATED.format(imports=imports, note=note), encoding="utf-8")
+        hits, facts = shown_findings([str(path)])
+        assert facts["scan.uses_distributed"] is True, note
+        assert hits == {}, hits
+    path.write_text(ANNOTATED.format(imports="", note=': "Optimizer"'), encoding="utf-8")
+    assert shown_findings([str(path)])[1]["scan.uses_distributed"] is False  # nothing says how it runs

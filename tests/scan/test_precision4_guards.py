@@ -88,3 +88,41 @@ def test_the_same_writes_unguarded_still_warn(tmp_path):
                  f"if xm.get_ordinal() >= 0:\n            {SAVE}")  # every ordinal passes this test
     assert _hits(tmp_path, "", "writer = SummaryWriter('runs')",
                  "writer.add_scalar('loss', loss.item(), epoch)")
+
+
+def test_hf_training_arguments_switches_and_one_process_arms_guard_writes(tmp_path):
+    """A vendored Hugging Face Trainer (ChatGLM's ptuning/trainer.py): ``if self.args.should_save:``,
+    ``if self.is_world_process_zero():``, and ``if self.args.world_size <= 1:`` (one process: one file)."""
+    class_code = '''
+class Saver:
+    def __init__(self, args, model):
+        self.args, self.model = args, model
+
+    def is_world_process_zero(self):
+        return self.args.process_index == 0
+
+    def save(self, output_dir):
+        {guard}
+            torch.save(self.model.state_dict(), os.path.join(output_dir, "model.bin"))
+'''
+    for guard in ("if self.args.should_save:", "if self.is_world_process_zero():", "if self.args.world_size <= 1:",
+                  "if training_args.should_log:", "if not dist.is_initialized():"):
+        code = SCRIPT.format(imports="", setup="saver = Saver(training_args, model)", save="saver.save('out')")
+        code = code.replace("\n\ndef main():", class_code.format(guard=guard) + "\n\ndef main():").replace(
+            "    rank = int(os.environ[\"RANK\"])\n", "    rank = int(os.environ[\"RANK\"])\n    training_args = parse()\n")
+        code = code.replace("    saver = Saver(training_args, model)\n", "").replace(
+            "    optimizer = torch.optim", "    saver = Saver(training_args, model)\n    optimizer = torch.optim")
+        if "training_args.should_log" in guard:
+            code = code.replace("self.args.process_index == 0", "True")
+        path = tmp_path / "train.py"
+        path.write_text(code.replace("import os\n", "import os\nfrom helpers import parse\n", 1), encoding="utf-8")
+        assert shown_findings([str(path)])[0].get("logging-from-all-ranks") is None, guard
+    for guard in ("if self.should_save:", "if self.args.world_size > 1:", "if should_save:"):  # not rank-0 switches
+        code = SCRIPT.format(imports="", setup="pass", save="Saver(None, model).save('out')")
+        code = code.replace("\n\ndef main():", class_code.format(guard=guard).replace(
+            "    def save(self", "    should_save = True\n\n    def save(self") + "\n\ndef main():")
+        code = code.replace("if should_save:", "if self.should_save and should_save:").replace(
+            "    def save(self, output_dir):", "    def save(self, output_dir, should_save=True):")
+        path = tmp_path / "train.py"
+        path.write_text(code, encoding="utf-8")
+        assert shown_findings([str(path)])[0].get("logging-from-all-ranks"), guard

@@ -123,3 +123,20 @@ def test_a_snippet_without_any_entry_keeps_the_warning(tmp_path):
     path.write_text(code, encoding="utf-8")
     shown, _ = _hub_hits([str(path)])
     assert len(shown) == 1, shown
+
+
+def test_a_dataset_read_from_the_users_own_files_is_no_hub_download(tmp_path):
+    """``load_dataset("json", data_files=path)`` (ChatGLM's ptuning, HF example scripts with --train_file): a
+    packaged builder over local files; a Hub dataset name still warns."""
+    for call in ('load_dataset("json", data_files=args.train_file)',
+                 'load_dataset(extension, data_files={"train": args.train_file}, cache_dir=args.cache_dir)'):
+        body = f'    args = parse()\n    extension = "csv"\n    data = {call}\n    model = build(data)'
+        code = ENTRY.format(imports="from datasets import load_dataset\nfrom helpers import parse, build",
+                            body=body, start=STARTS[0])
+        path = tmp_path / "train.py"
+        path.write_text(code, encoding="utf-8")
+        assert _hub_hits([str(path)])[0] == [], call
+    body = '    data = load_dataset("imdb", split="train")\n    model = build(data)'
+    path.write_text(ENTRY.format(imports="from datasets import load_dataset\nfrom helpers import build", body=body,
+                                 start=STARTS[0]), encoding="utf-8")
+    assert len(_hub_hits([str(path)])[0]) == 1

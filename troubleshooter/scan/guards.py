@@ -245,9 +245,11 @@ class RankLogic:
     def is_main_flag(self, node: ast.AST) -> bool:
         """``is_main_process()``, ``args.is_master``, ``utils.is_primary(args)``, a flag derived from one."""
         target = node.func if isinstance(node, ast.Call) else node
-        name = last(dotted(target))
+        full = dotted(target)
+        name = last(full)
         return bool(name) and (name in self.P.main_process_names or name in self.main_vars
-                               or self.P.matches("main_process_patterns", name))
+                               or self.P.matches("main_process_patterns", name)
+                               or self.P.matches("main_process_patterns", full))
 
     def mentions_rank(self, node: ast.AST) -> bool:
         """True when any part of ``node`` is a rank expression."""

@@ -180,6 +180,7 @@ class Project:
                 (main_attrs if in_main else self._attr_refs).add(attr)
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
         self._start_subclassed_frameworks()
+        self.frameworks |= _annotated_frameworks(self.P, defs, aliases)
         self.guards.learn(assigns, defs, calls)
         self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
@@ -239,6 +240,8 @@ class Project:
                       if _framework_of(project.P, index.qual(base))}
         for site in index.calls:
             project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
+        defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
+        project.frameworks |= _annotated_frameworks(project.P, defs, index.aliases)
         return project
 
     def _call(self, node: ast.Call, aliases: dict[str, str], qual: str | None = None) -> None:
@@ -516,6 +519,24 @@ def _is_main_block(stmt: ast.stmt) -> bool:
 
 def _is_entry(stmt: ast.stmt) -> bool:
     return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+
+
+def _annotated_frameworks(P: Patterns, defs: list, aliases: dict[str, str]) -> set[str]:
+    """Frameworks whose entry class annotates a parameter of the module's functions (``def update(policy,
+    accelerator: "Accelerator")`` with ``from accelerate import Accelerator``, often under ``TYPE_CHECKING``): the
+    module trains through an object of that framework built elsewhere (a factory, a config)."""
+    found = set()
+    for node in defs:
+        args = node.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            note = arg.annotation
+            text = note.value if isinstance(note, ast.Constant) and isinstance(note.value, str) else dotted(note)
+            if text:
+                head, dot, rest = text.partition(".")
+                framework = _framework_of(P, aliases.get(head, head) + dot + rest)
+                if framework:
+                    found.add(framework)
+    return found
 
 
 @lru_cache(maxsize=65536)

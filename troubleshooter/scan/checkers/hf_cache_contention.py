@@ -55,6 +55,8 @@ class HfCacheContentionChecker(Checker):
                 continue
             if name is not None and P.matches("local_directory_names", last(dotted(name))):
                 continue  # from_pretrained(output_dir): a local folder, not the Hub
+            if site.kw("data_files") is not None:
+                continue  # load_dataset("json", data_files=path): the user's own files through a packaged builder
             if self._barrier_before(m, site):
                 continue
             what = f"{site.recv}.{site.method}" if site.recv else site.method

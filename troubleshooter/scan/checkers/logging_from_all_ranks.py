@@ -43,7 +43,7 @@ class LoggingFromAllRanksChecker(Checker):
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
                 if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
-                        or self._private_target(m, site):
+                        or self._private_target(m, site) or _in_one_process_arm(m, site):
                     continue  # rank 0 first, the others after it: one writer at a time; or a private buffer
                 if site.func and site.func.name in P.checkpoint_writers:
                     continue  # inside the project's own save_pretrained: judged where that is called
@@ -168,6 +168,44 @@ def _tests_around(m, scope: ast.AST, target: ast.AST) -> list[ast.AST]:
     return [node.test for node in m.nodes_in(scope) if isinstance(node, (ast.If, ast.IfExp))
             and any(contains(stmt, target) for stmt in ([node.body] if isinstance(node, ast.IfExp) else node.body)
                     + ([node.orelse] if isinstance(node, ast.IfExp) else node.orelse))]
+
+
+def _in_one_process_arm(m, site) -> bool:
+    """The write sits in the arm of an ``if`` that runs only when there is one process: ``if world_size <= 1:``
+    (``== 1``, ``< 2``), the ``else`` of ``if world_size > 1:``, ``if not dist.is_initialized():`` (HF Trainer's
+    ``_save_rng_state``: one file alone, one file per process otherwise)."""
+    scope = site.ctx.func.node if site.ctx.func is not None else m.tree
+    for node in m.nodes_in(scope):
+        if not isinstance(node, ast.If):
+            continue
+        alone = _one_process_when(m, node.test)
+        if alone is None:
+            continue
+        arm = node.body if alone else node.orelse
+        if any(contains(stmt, site.node) for stmt in arm):
+            return True
+    return False
+
+
+def _one_process_when(m, test: ast.AST) -> bool | None:
+    """True when the test holds only for one process, False when it fails only for one, None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _one_process_when(m, test.operand)
+        if inner is not None:
+            return not inner
+        words = {w.lower() for n in walk(test.operand) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
+        return True if any(f in w for w in words for f in m.P.distributed_flag_words) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    words = {w.lower() for n in walk(test.left) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
+    if not any("world_size" in w or w in ("n_gpu", "num_processes", "nprocs") for w in words):
+        return None
+    bound, op = const(test.comparators[0]), test.ops[0]
+    if bound == 1 and isinstance(op, (ast.LtE, ast.Eq)) or bound == 2 and isinstance(op, ast.Lt):
+        return True
+    if bound == 1 and isinstance(op, (ast.Gt, ast.NotEq)) or bound == 2 and isinstance(op, ast.GtE):
+        return False
+    return None
 
 
 def _switched_off_by_rank(m) -> set[str]:
