@@ -159,3 +159,44 @@ def test_bare_cuda_handed_to_a_library_helper_stays_quiet(tmp_path):
     code = BARE.format(setup="", init='"nccl"', line='device_type = "cuda"\n    device = get_device(device=device_type)\n'
                        '    model.to(device)').replace("import torch.nn as nn", "import torch.nn as nn\nfrom torchtune.utils import get_device")
     assert ID not in scan_ids(tmp_path, code)
+
+
+OPTION = '''
+import argparse
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu", type=int, default=0)
+args = parser.parse_args()
+
+
+def main():
+    dist.init_process_group("nccl")
+{body}
+    for step in range(10):
+        model(torch.randn(4, 8).to(device)).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "    device = f'cuda:{args.gpu}'\n    model = DDP(nn.Linear(8, 2).to(device))",
+    "    device = torch.device(f'cuda:{args.gpu}')\n    model = DDP(nn.Linear(8, 2).to(device))",
+    "    model = DDP(nn.Linear(8, 2).to(f'cuda:{args.gpu}'))\n    device = 'cpu'",
+])
+def test_formatted_gpu_option_every_rank_shares(tmp_path, body):
+    """``--gpu`` defaults to 0 and nothing sets it per process: ``f"cuda:{args.gpu}"`` is GPU 0 on every rank."""
+    assert ID in scan_ids(tmp_path, OPTION.format(body=body))
+
+
+def test_formatted_gpu_option_set_from_local_rank_stays_quiet(tmp_path):
+    body = ("    args.gpu = int(os.environ['LOCAL_RANK'])\n    torch.cuda.set_device(args.gpu)\n"
+            "    device = f'cuda:{args.gpu}'\n    model = DDP(nn.Linear(8, 2).to(device), device_ids=[args.gpu])")
+    assert ID not in scan_ids(tmp_path, OPTION.format(body=body))

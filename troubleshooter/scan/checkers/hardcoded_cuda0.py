@@ -261,6 +261,7 @@ def _option_gpu_indices(m):
             picks.append((s, s.arg(0, "device")))
         elif s.name == "torch.device" and const(s.arg(0)) == "cuda":
             picks.append((s, s.arg(1, "index")))
+    picks += [(site, arg) for site, arg in _formatted_gpu_options(m)]
     seen = set()
     for site, arg in picks:
         name = dotted(arg) if arg is not None else None
@@ -325,6 +326,24 @@ def _path_name(node) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+def _formatted_gpu_options(m):
+    """``f"cuda:{args.gpu}"`` given to ``.to()`` / ``torch.device()`` (directly or through a name the same function
+    binds to it): (the call, the formatted attribute), for ``_option_gpu_indices`` to judge like ``.cuda(args.gpu)``."""
+    for s in m.calls:
+        if s.method == "to" and isinstance(s.node.func, ast.Attribute):
+            placed = s.arg(0, "device")
+        elif s.name == "torch.device":
+            placed = s.arg(0)
+        else:
+            continue
+        if isinstance(placed, ast.Name):
+            bound = [b for b in m.bindings.get(placed.id, ()) if b.ctx.func is s.ctx.func and b.line <= s.line]
+            placed = max(bound, key=lambda b: b.line).value if bound else None
+        if isinstance(placed, ast.JoinedStr) and len(placed.values) == 2 and const(placed.values[0]) == "cuda:" \
+                and isinstance(placed.values[1], ast.FormattedValue):
+            yield s, placed.values[1].value
 
 
 def _device_index(node) -> int | None:
