@@ -195,3 +195,22 @@ def test_gloo_failing_to_build_its_device_from_the_hostname_is_the_interface(rul
             "    backend_class = ProcessGroupGloo(backend_prefix_store, group_rank, group_size, timeout=timeout)\n"
             + error + "\n")
     assert root_and_shown(rules, text, whole=False)[0] == "wrong-network-interface"
+
+
+@pytest.mark.parametrize("line", [
+    # NVLS (NVLink SHARP multicast) set-up failing in a CUDA call (NCCL 2.26, NVIDIA/nccl#1788 and #1672)
+    "[2025-07-21 19:05:29] node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation "
+    "cannot be performed in the present state'",
+    "node1:1:2 [0] transport/nvls.cc:598 NCCL WARN Cuda failure 1 'invalid argument'",
+    # nodes that disagree on the transport (one fell back from IB to sockets: nccl-tests#188, LlamaFactory#3641)
+    "user:16902:16954 [3] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+])
+def test_nvls_and_transport_disagreement_are_nccl_errors(rules, line):
+    assert root_and_shown(rules, line + "\n", whole=False)[0] == "nccl-error"
+
+
+def test_nvls_availability_notes_stay_clean(rules):
+    text = ("node1:1:9 [0] NCCL INFO NVLS multicast support is not available on dev 0 (NVLS_NCHANNELS 0)\n"
+            "node1:1:9 [1] NCCL INFO NVLS multicast support is available on dev 1\n"
+            "node1:1234:1250 [0] NCCL WARN NVLS multicast support is not available on dev 0\n")
+    assert root_and_shown(rules, text, whole=False) == (None, [])
