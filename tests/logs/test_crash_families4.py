@@ -251,3 +251,16 @@ def test_cublas_arch_mismatch_is_a_gpu_too_old(rules, line):
 def test_torch1_launch_killing_subprocess_alone_is_a_failure(rules):
     text = "Killing subprocess 6040\nKilling subprocess 6041\nKilling subprocess 6042"
     assert root_and_shown(rules, text)[1][:1] == ["unrecognized-failure"]
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("RuntimeError: MPS backend out of memory (MPS allocated: 5.50 GB, other allocations: 14.76 GB, max allowed: "
+     "20.40 GB). Tried to allocate 147.24 MB on private pool.", "out-of-memory"),
+    ("RuntimeError: No HIP GPUs are available", "cuda-invalid-device"),
+])
+def test_other_accelerators_word_the_same_failures(rules, line, want):
+    assert root_and_shown(rules, line)[0] == want
+
+
+def test_a_start_up_warning_about_no_hip_gpus_stays_quiet(rules):
+    assert root_and_shown(rules, "UserWarning: CUDA initialization: No HIP GPUs are available") == (None, [])
