@@ -214,3 +214,22 @@ def test_nvls_availability_notes_stay_clean(rules):
             "node1:1:9 [1] NCCL INFO NVLS multicast support is available on dev 1\n"
             "node1:1234:1250 [0] NCCL WARN NVLS multicast support is not available on dev 0\n")
     assert root_and_shown(rules, text, whole=False) == (None, [])
+
+
+MPI_TCP = [
+    # Open MPI's help text: a TCP connection between hosts of the job that could not be opened (firewall)
+    ("A process or daemon was unable to complete a TCP connection\nto another process:\n  Local host:    node2\n"
+     "  Remote host:   node25\nThis is usually caused by a firewall on the remote host. Please\ncheck that any "
+     "firewall (e.g., iptables) has been disabled and\ntry again.", "network-unreachable"),
+    # the TCP BTL reaching another host through a bridge that has the same address everywhere
+    ("[node1][[12345,1],0][btl_tcp_endpoint.c:626:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process "
+     "identifier [[12345,1],2]", "wrong-network-interface"),
+    ("WARNING: Open MPI accepted a TCP connection from what appears to be a\nanother Open MPI process but cannot find a "
+     "corresponding process\nentry for that peer.", "wrong-network-interface"),
+]
+
+
+@pytest.mark.parametrize("text,root", MPI_TCP)
+def test_open_mpi_tcp_transport_failures(rules, text, root):
+    assert root_and_shown(rules, text + "\n", whole=False)[0] == root
+    assert root_and_shown(rules, "".join(f"[1,0]<stderr>:{line}\n" for line in text.splitlines()))[0] == root
