@@ -192,3 +192,49 @@ def test_lightning_all_gather_on_rank_zero(tmp_path):
 
 def test_lightning_all_gather_on_every_rank_stays_quiet(tmp_path):
     assert ID not in scan_ids(tmp_path, LIT.format(body="gathered = self.all_gather(loss)"))
+
+
+TORCHMETRICS = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torchmetrics
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Stats:
+    def compute(self):
+        return 1
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(8, 2).cuda(), device_ids=[local_rank])
+    acc = torchmetrics.Accuracy(task="multiclass", num_classes=2).cuda()
+    stats = Stats()
+    for step in range(10):
+        out = model(torch.randn(4, 8).cuda())
+        out.sum().backward()
+        acc.update(out.argmax(-1), torch.zeros(4, dtype=torch.long).cuda())
+{tail}
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_torchmetrics_compute_on_rank_zero(tmp_path):
+    """Metric.compute() gathers every process's state: on rank 0 only it waits for the others for ever."""
+    assert ID in scan_ids(tmp_path, TORCHMETRICS.format(tail="    if dist.get_rank() == 0:\n        print(acc.compute())"))
+
+
+@pytest.mark.parametrize("tail", [
+    "    value = acc.compute()\n    if dist.get_rank() == 0:\n        print(value)",
+    "    if dist.get_rank() == 0:\n        print(stats.compute())",
+])
+def test_compute_on_every_rank_or_of_a_local_class_stays_quiet(tmp_path, tail):
+    assert ID not in scan_ids(tmp_path, TORCHMETRICS.format(tail=tail))

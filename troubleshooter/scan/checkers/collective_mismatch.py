@@ -153,7 +153,7 @@ class CollectiveMismatchChecker(Checker):
             return False
         method = f"{last(site.recv)}.{site.method}"
         return m.P.matches("framework_collectives", method) or (m.P.matches("lightning_collectives", method) and any(
-            q == "lightning" or q.startswith("lightning.") for q in m.aliases.values()))
+            q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())) or _synced_object_method(m, site)
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:
@@ -167,6 +167,24 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
+    """``metric.compute()`` on an object a library builds that syncs its state across processes in that method
+    (``synced_object_methods``: ``"torchmetrics.:compute"``): the receiver is bound to a call into the package."""
+    wanted = [prefix for prefix, _, method in (e.partition(":") for e in m.P.synced_object_methods)
+              if method == site.method]
+    if not wanted:
+        return False
+    for binding in m.bindings.get(site.recv, ()):
+        value = binding.value
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(
+                value.func.value, ast.Call):  # ``torchmetrics.Accuracy(...).to(device)``
+            value = value.func.value
+        made = m.site_of(value) if isinstance(value, ast.Call) else None
+        if made is not None and any(made.name.startswith(prefix) for prefix in wanted):
+            return True
+    return False
 
 
 def _after_wrap(site: CallSite, wrap: CallSite) -> bool:
