@@ -108,3 +108,86 @@ def test_dataparallel_under_a_flag_of_something_else_still_warns(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(DATAPARALLEL.format(flag="many_gpus", test="torch.cuda.device_count() > 1"), encoding="utf-8")
     assert "dataparallel" in shown_findings([str(path)])[0]
+
+
+CACHE_BUILDER = '''\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_split(local_rank, split="train"):
+    {waits}
+    data = torch.randn(256, 16)
+    {releases}
+    return data
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(local_rank)
+    train = load_split(local_rank)
+    model = DDP(torch.nn.Linear(16, 4).cuda(), device_ids=[local_rank])
+    if local_rank == 0:
+        print(load_split(local_rank, split="dev").shape)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("waits, releases", [
+    ("if local_rank != 0 and split == 'train':\n        dist.barrier()",
+     "if local_rank == 0 and split == 'train':\n        dist.barrier()"),
+    ("waiting = local_rank != 0 and split == 'train'\n    if waiting:\n        dist.barrier()",
+     "releasing = local_rank == 0 and split == 'train'\n    if releasing:\n        dist.barrier()"),
+])
+def test_barrier_a_literal_argument_never_reaches_is_not_a_rank_0_collective(tmp_path, waits, releases):
+    path = tmp_path / "train.py"
+    path.write_text(CACHE_BUILDER.format(waits=waits, releases=releases), encoding="utf-8")
+    assert "collective-mismatch" not in shown_findings([str(path)])[0]
+
+
+GATHER = '''\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def gather(local_metrics):
+    {exit}
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, local_metrics)
+    return gathered
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])
+    monitored = {{"layer0"}} if dist.get_rank() % 2 == 0 else set()
+    for step in range(100):
+        loss = model(torch.randn(2, 4).cuda()).sum()
+        loss.backward()
+        if step % 10 == 0:
+            print(gather({{name: loss.item() for name in monitored}}))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("exit", ["if not local_metrics:\n        return {}",
+                                  "nothing = not local_metrics\n    if nothing:\n        return {}"])
+def test_collective_after_an_exit_on_this_rank_s_data_is_found_through_a_flag(tmp_path, exit):
+    path = tmp_path / "train.py"
+    path.write_text(GATHER.format(exit=exit), encoding="utf-8")
+    assert "collective-mismatch" in shown_findings([str(path)])[0]

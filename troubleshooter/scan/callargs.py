@@ -122,6 +122,7 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
     """id(call node) -> the ((test, holds), ...) a call of ``func``'s own body sits under: the ``if`` arms around
     it, and the ``if <test>: return`` exits before it (their test does not hold after them)."""
     out: dict[int, tuple] = {}
+    flags = local_flags(func)
 
     def expr(node: ast.AST, conds: tuple) -> None:
         if isinstance(node, ast.IfExp):
@@ -142,10 +143,15 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
                 continue
             if isinstance(stmt, ast.If):
                 expr(stmt.test, conds)
-                block(stmt.body, conds + ((stmt.test, True),))
-                block(stmt.orelse, conds + ((stmt.test, False),))
-                if stmt.body and isinstance(stmt.body[-1], _TERMINAL) and not stmt.orelse:
-                    conds = conds + ((stmt.test, False),)
+                test = flags.get(dotted(stmt.test), stmt.test)  # ``is_train = split == "train"; if is_train:``
+                block(stmt.body, conds + ((test, True),))
+                block(stmt.orelse, conds + ((test, False),))
+                body_exits = bool(stmt.body) and isinstance(stmt.body[-1], _TERMINAL)
+                else_exits = bool(stmt.orelse) and isinstance(stmt.orelse[-1], _TERMINAL)
+                if body_exits and not else_exits:
+                    conds = conds + ((test, False),)
+                elif else_exits and not body_exits:
+                    conds = conds + ((test, True),)
                 continue
             nested = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
             if any(isinstance(part, list) and part and isinstance(part[0], ast.stmt) for part in nested):
@@ -165,6 +171,21 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
 
     block(func.body, ())
     return out
+
+
+def local_flags(func: ast.AST) -> dict[str, ast.AST]:
+    """Local names ``func`` binds exactly once, to a comparison or a boolean test (``is_train = split == "train"``):
+    name -> that test."""
+    stores: dict[str, list] = {}
+    for node in walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores.setdefault(node.id, []).append(node)
+    flags = {}
+    for node in walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and len(stores[node.targets[0].id]) == 1:
+            flags[node.targets[0].id] = node.value
+    return flags
 
 
 def reachable(conds: tuple, bound: dict) -> bool:

@@ -306,7 +306,7 @@ class ModuleIndex:
         test = stmt.test
         sides = self.classify(test)
         if sides is None:  # ``single_gpu = rank == -1 and n > 1`` then ``if single_gpu:``: the test it holds
-            test = self._flag_test(test, stmt.lineno, ctx.func) or test
+            test = self.flag_test(test, stmt.lineno, ctx.func) or test
             sides = self.classify(test)
         dist = ctx.dist_branch or _mentions(test, self.P.distributed_flag_words) or (
             sides is None and self.mentions_rank(test))
@@ -329,7 +329,7 @@ class ModuleIndex:
                     return ctx.but(sides=after.sides)
         return ctx
 
-    def _flag_test(self, test: ast.AST, line: int, func: FuncInfo | None) -> ast.AST | None:
+    def flag_test(self, test: ast.AST, line: int, func: FuncInfo | None) -> ast.AST | None:
         """The comparison a local flag (or ``not flag``) was bound to, when the function binds it exactly once,
         before ``line``."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)

@@ -71,7 +71,7 @@ class CollectiveMismatchChecker(Checker):
                 params = {a.arg for a in info.node.args.args} - {"self", "cls"}
                 exit_stmt = None
                 for stmt in info.node.body:
-                    if exit_stmt is None and isinstance(stmt, ast.If) and _data_dependent_exit(m, stmt, params):
+                    if exit_stmt is None and isinstance(stmt, ast.If) and _data_dependent_exit(m, stmt, params, info):
                         exit_stmt = stmt
                         continue
                     if exit_stmt is None:
@@ -278,13 +278,13 @@ def _imported_collective_helper(m: ModuleIndex, site: CallSite) -> bool:
     return m.P.matches("collective_helper_names", site.method)
 
 
-def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str]) -> bool:
+def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str], func) -> bool:
     """``if not items: return`` / ``if len(items) == 0: return``: an exit on the emptiness of a parameter (not a
-    rank, not "distributed or not", not ``is None``)."""
+    rank, not "distributed or not", not ``is None``), also through a flag bound to that test."""
     body = stmt.body
     if stmt.orelse or not body or not isinstance(body[-1], ast.Return):
         return False
-    test = stmt.test
+    test = m.flag_test(stmt.test, stmt.lineno, func) or stmt.test
     if m.classify(test) is not None or m.mentions_rank(test) or _mentions_flag(m, test):
         return False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
