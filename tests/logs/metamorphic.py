@@ -158,6 +158,20 @@ def ipython_traceback(text: str) -> str:
     return _join(out, end)
 
 
+def _cri(i: int) -> str:
+    return _iso(i) + "stderr F "
+
+
+_BAR = "Epoch 0:   3%|▎         | 30/1000 [00:05<02:41,  6.01it/s]\rEpoch 0:   3%|▎         | 31/1000 [00:05<02:40,  6.02it/s]"
+
+
+def bar_glued(text: str) -> str:
+    """A tqdm bar's redraws (``\\r`` between them) left on the line that a traceback or an error then
+    continued: the first line and every traceback header start after a bar (no newline ended it)."""
+    lines, end = _split(text)
+    return _join([_BAR + line if i == 0 or line.strip() == _HEADER else line for i, line in enumerate(lines)], end)
+
+
 def crlf(text: str) -> str:
     """Windows line ends (a log saved or pasted on Windows)."""
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
@@ -321,8 +335,13 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "timestamp glog": outer(_glog),
     # loguru's default format "2024-03-22 07:26:34.220 | ERROR    | module:func:12 - " (huggingface/datatrove#131)
     "loguru | LEVEL | where - ": outer(_loguru),
+    # containerd's CRI log files "2024-...Z stderr F <line>" (what /var/log/pods holds; SumoLogic/
+    # sumologic-kubernetes-collection#2106 documents parsing it)
+    "containerd CRI stderr F": outer(_cri),
     # a web log viewer's export with each timestamp on its own line (deepspeedai/DeepSpeed#5799)
     "timestamp on its own line": stamp_own_line,
+    # a progress bar's redraws glued to the next output (facebookresearch/fairseq#416 "...cl| epoch 002: ...")
+    "tqdm bar glued before errors": bar_glued,
     # colours kept in a saved log (huggingface/datatrove#131 "ESC[31mESC[1mERROR ESC[0m")
     "ANSI colours": ansi_colour,
     # a log saved on Windows (pytorch/pytorch#118737 is a Windows torchrun log)

@@ -23,7 +23,7 @@ INVARIANT = (
     "kubectl --prefix [pod/...]", "docker compose svc | ", "timestamp ISO-8601 Z", "timestamp syslog",
     "timestamp [Y-m-d H:M:S,ms]", "timestamp glog", "timestamp on its own line", "ANSI colours", "CRLF line ends",
     "wrapped at 80 columns", "wrapped at 120 columns", "sagemaker [1,mpirank:N,algo-1]", "loguru | LEVEL | where - ",
-    "IPython traceback", "pytest E-lines", "markdown quote > ", "indent as tabs", "indent lost",
+    "IPython traceback", "pytest E-lines", "markdown quote > ", "containerd CRI stderr F", "indent as tabs", "indent lost",
     "markdown indented block", "ranks interleaved", "shell prompt and command", "markdown code fence",
     "Windows paths", "non-ASCII user name",
 )
@@ -123,6 +123,7 @@ def test_colours_are_removed_before_anything_is_read():
     ("2024-03-05 12:00:00.123 | ERROR    | __main__:main:42 - RuntimeError: x", None, None),  # loguru
     ("E       RuntimeError: x", None, None),  # pytest's report of the exception
     ("> RuntimeError: x", None, None),  # quoted in a reply
+    ("2024-03-05T12:00:00.037000123Z stderr F RuntimeError: x", None, None),  # containerd's CRI log file
 ])
 def test_every_launcher_and_collector_prefix_is_peeled(line, rank, host):
     parsed = split_prefix(line)
