@@ -22,8 +22,10 @@ from troubleshooter.logs.signatures import Signature
 
 MAX_KNOWN = 128       # rests remembered per scan (the regex grows with them)
 MAX_REST = 160        # bytes of a rest worth remembering (longer lines are always read)
+MAX_KNOWN_BYTES = 1 << 12  # bytes of all rests remembered (a compile takes 1-3 ms per 1,000 bytes)
 MAX_NEW_LINES = 256   # lines with a new rest read one by one in a chunk before one findall reads the rest
-STALE = 8             # lines reported with a rest learnt since the last compile before compiling again
+STALE = 8             # lines reported with a rest learnt since the last compile before compiling again, plus
+                      # two per byte of the known rests: a compile costs about what those reports did
 RE2_MEMORY = 16 << 20
 _END = -1             # trie key: a known rest ends here
 _EOL = rb"(?:\x0a|\z)"
@@ -55,6 +57,8 @@ class FactScan:
         self._literal = literal if usable and literal else b""
         self._known: set[bytes] = set()
         self._known_max = MAX_KNOWN
+        self._known_bytes = 0
+        self._full = False         # the last rest to learn found no room
         self._compiled = 0         # len(self._known) when the regex was compiled
         self._stale = 0
         self._returned: set[bytes] = set()
@@ -71,7 +75,8 @@ class FactScan:
             self._literal = b""  # RE2 refused even the first regex: the plain scan from now on
             return self.sig.bulk_values(data)
         while pos < size:
-            if self._stale >= STALE and len(self._known) > self._compiled and not self._compile():
+            recompile = self._stale >= STALE + 2 * self._known_bytes and len(self._known) > self._compiled
+            if recompile and not self._compile():
                 self._known_max = len(self._known)  # the regex stays as it was: learn no more
             start = self._span(data, pos, size)[0]
             if start < 0:
@@ -92,19 +97,25 @@ class FactScan:
                     values = findall(data, end, size)
                     found.update(dict.fromkeys(values))
                     self._returned.update(values)
+                    if self._full:  # and no room to learn more: the plain scan from the next chunk on
+                        self._literal = b""
                     break
             pos = end + 1
         return list(found)
 
     def _learn(self, data: bytes, start: int, line: int, end: int, rest: bytes, values: list[bytes]) -> None:
         """Remember ``rest`` when every value a line with this rest can give has been returned."""
-        if len(self._known) >= self._known_max or len(rest) > MAX_REST:
+        if len(rest) > MAX_REST:
+            return
+        self._full = len(self._known) >= self._known_max or self._known_bytes + len(rest) > MAX_KNOWN_BYTES
+        if self._full:
             return
         if data.find(self._literal, line, start + len(self._literal) - 1) >= 0:  # not the line's first occurrence:
             # what a line that starts with this rest gives is read from here alone
             values = self.sig.bregex.findall(data, start, end)
         if self._returned.issuperset(values):
             self._known.add(rest)
+            self._known_bytes += len(rest)
 
     def _compile(self) -> bool:
         """The regex for the literal followed by a rest that is not known (RE2, Latin-1: bytes are bytes);
