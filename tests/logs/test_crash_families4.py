@@ -264,3 +264,30 @@ def test_other_accelerators_word_the_same_failures(rules, line, want):
 
 def test_a_start_up_warning_about_no_hip_gpus_stays_quiet(rules):
     assert root_and_shown(rules, "UserWarning: CUDA initialization: No HIP GPUs are available") == (None, [])
+
+
+# DDP refusing device_ids for a module not on one GPU, in torch 1.x's and 2.x's words: still (partly) on
+# the CPU is a wrap before .to(device); spread over several GPUs is a device_map/model-parallel module.
+DDP_DEVICE_IDS = [
+    ("AssertionError: DistributedDataParallel device_ids and output_device arguments only work with single-device "
+     "CUDA modules, but got device_ids [1], output_device 1, and module parameters {device(type='cpu')}.",
+     "ddp-before-to-device"),
+    ("AssertionError: DistributedDataParallel device_ids and output_device arguments only work with single-device "
+     "CUDA modules, but got device_ids [3], output_device None, and module parameters {device(type='cuda', "
+     "index=3), device(type='cpu')}.", "ddp-before-to-device"),
+    ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with "
+     "single-device/multiple-device GPU modules or CPU modules, but got device_ids [0], output_device None, and "
+     "module parameters {device(type='cpu')}.", "ddp-before-to-device"),
+    ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with "
+     "single-device/multiple-device GPU modules or CPU modules, but got device_ids [1], output_device 1, and "
+     "module parameters {device(type='cuda', index=0), device(type='cuda', index=1)}.", "device-map-with-ddp"),
+    ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with single-device GPU "
+     "modules, but got device_ids [0], output_device 0, and module parameters {device(type='cuda', index=0), "
+     "device(type='cuda', index=1)}.", "device-map-with-ddp"),
+]
+
+
+@pytest.mark.parametrize(("line", "want"), DDP_DEVICE_IDS)
+def test_ddp_device_ids_refusal_across_torch_versions(rules, line, want):
+    root, shown = root_and_shown(rules, line)
+    assert root == want and shown == [want]
