@@ -521,6 +521,16 @@ def _is_entry(stmt: ast.stmt) -> bool:
     return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
+def framework_entry_in(index) -> bool:
+    """The module itself starts a framework: it calls one's entry (``Accelerator()``, ``Trainer(...)``,
+    ``TrainingArguments``) or annotates a parameter with one's entry class."""
+    P = index.P
+    if any(_framework_of(P, site.name) for site in index.calls if site.name):
+        return True
+    defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
+    return bool(_annotated_frameworks(P, defs, index.aliases))
+
+
 def _annotated_frameworks(P: Patterns, defs: list, aliases: dict[str, str]) -> set[str]:
     """Frameworks whose entry class annotates a parameter of the module's functions (``def update(policy,
     accelerator: "Accelerator")`` with ``from accelerate import Accelerator``, often under ``TYPE_CHECKING``): the
