@@ -61,3 +61,62 @@ def test_wrapper_returned_by_a_local_method(tmp_path):
 ])
 def test_near_misses_stay_quiet(tmp_path, ret, save):
     assert ID not in scan_ids(tmp_path, SCRIPT.format(ret=ret, save=save))
+
+
+AGENT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Agent:
+    saved_attributes = ("model", "optimizer")
+
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def save(self, dirname):
+{save}
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    q_func = DistributedDataParallel(nn.Linear(4, 2).cuda(), device_ids=[local_rank])
+    agent = Agent(q_func, torch.optim.Adam(q_func.parameters()))
+    for step in range(10):
+        q_func(torch.randn(8, 4).cuda()).sum().backward()
+    if dist.get_rank() == 0:
+        agent.save("out")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("save", [
+    "        for attr in self.saved_attributes:\n"
+    "            torch.save(getattr(self, attr).state_dict(), os.path.join(dirname, attr + '.pt'))",
+    "        for name in ['model', 'optimizer']:\n"
+    "            torch.save(getattr(self, name).state_dict(), os.path.join(dirname, name + '.pt'))",
+])
+def test_wrapper_saved_through_getattr_over_names(tmp_path, save):
+    """pfrl#55: an agent saves ``getattr(self, attr).state_dict()`` for each of its saved attributes."""
+    assert ID in scan_ids(tmp_path, AGENT.format(save=save))
+
+
+@pytest.mark.parametrize("save", [
+    "        for attr in ('optimizer',):\n"
+    "            torch.save(getattr(self, attr).state_dict(), os.path.join(dirname, attr + '.pt'))",
+    "        for attr in self.saved_attributes:\n"
+    "            obj = getattr(self, attr)\n"
+    "            obj = obj.module if hasattr(obj, 'module') else obj\n"
+    "            torch.save(obj.state_dict(), os.path.join(dirname, attr + '.pt'))",
+])
+def test_names_without_the_wrapper_or_unwrapped_stay_quiet(tmp_path, save):
+    assert ID not in scan_ids(tmp_path, AGENT.format(save=save))

@@ -34,6 +34,7 @@ class CheckpointWithoutModuleChecker(Checker):
                                      f"{name}.module.state_dict()", {"model": name})
         yield from self._prepared(m)
         yield from self._containers(m)
+        yield from self._named_attributes(m)
         for container, key, wrap in _keyed_wraps(m):
             if wrap.ctx.sides:
                 continue
@@ -43,6 +44,38 @@ class CheckpointWithoutModuleChecker(Checker):
                                          f"'module.', so the checkpoint does not load into a plain model; save "
                                          f"{container}[{key!r}].module.state_dict()", {"model": f"{container}[{key!r}]"})
                     break
+
+    def _named_attributes(self, m):
+        """``getattr(self, name).state_dict()`` saved for each ``name`` of a literal list of attribute names (the
+        loop ``for name in ("model", "optimizer")``, or a class attribute holding the tuple), when one of those
+        attributes holds a DDP wrapper: stored by ``__init__`` from a parameter a construction site of the file hands
+        the wrapper to, or assigned a wrap in the class."""
+        wrapper_attrs: dict[str, set[str]] = {}  # class -> self.<attr> holding a wrapper
+        for wrap in [*ddp_wraps(m), *_helper_wraps(m)]:
+            name, func = wrap.assigned_to, wrap.ctx.func
+            if name and name.startswith("self.") and func is not None and func.cls:
+                wrapper_attrs.setdefault(func.cls, set()).add(name)
+            elif name:
+                for call in m.calls:
+                    if call.recv is None and call.method in m.classes and call.ctx.func is func:
+                        wrapper_attrs.setdefault(call.method, set()).update(_attributes_given(m, call, name))
+        if not wrapper_attrs:
+            return
+        for site in m.calls:
+            if site.method != "state_dict":
+                continue
+            inner = site.node.func.value if isinstance(site.node.func, ast.Attribute) else None
+            func = site.ctx.func
+            if not (isinstance(inner, ast.Call) and dotted(inner.func) == "getattr" and len(inner.args) >= 2
+                    and dotted(inner.args[0]) == "self" and func is not None and func.cls in wrapper_attrs):
+                continue
+            names = _literal_names(m, func, inner.args[1])
+            held = {f"self.{n}" for n in names} & wrapper_attrs[func.cls]
+            if held and not site.ctx.sides and self._saved(m, site):
+                yield Hit(site.line, f"getattr(self, {ast.unparse(inner.args[1])}).state_dict() saves "
+                                     f"{sorted(held)[0]}, a DDP wrapper: its keys all start with 'module.', so the "
+                                     "checkpoint does not load into the plain model; save the wrapped .module",
+                          {"model": sorted(held)[0]})
 
     def _containers(self, m):
         """``torch.save(pipeline.state_dict())`` where ``pipeline`` is an object of a class of this file that keeps
@@ -244,6 +277,25 @@ def _attributes_given(m, call, name: str) -> set[str]:
     given |= {k.arg for k in call.node.keywords if k.arg and _hands_over(k.value, name)}
     return {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
         b.func is init and dotted(b.value) in given for b in bindings)}
+
+
+def _literal_names(m, func, node) -> set[str]:
+    """The strings a loop variable ranges over (``for attr in ("model", "opt")`` or over ``self.saved_attributes``,
+    a tuple literal in the class body)."""
+    name = dotted(node)
+    for loop in walk(func.node):
+        if not (isinstance(loop, (ast.For, ast.comprehension)) and isinstance(loop.target, ast.Name)
+                and loop.target.id == name):
+            continue
+        source = loop.iter
+        if dotted(source) and dotted(source).startswith("self."):
+            cls = m.classes.get(func.cls)
+            attr = dotted(source)[5:]
+            source = next((stmt.value for stmt in (cls.body if cls else []) if isinstance(stmt, ast.Assign)
+                           and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets)), None)
+        if isinstance(source, (ast.Tuple, ast.List, ast.Set)):
+            return {e.value for e in source.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
 
 
 def _keyed_wraps(m):
