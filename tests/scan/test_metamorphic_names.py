@@ -51,3 +51,40 @@ def test_accumulation_only_as_a_fallback_is_not_flagged_whatever_its_name(tmp_pa
 @pytest.mark.parametrize("count", ["gradient_accumulation_steps", "k"])
 def test_accumulation_by_default_is_flagged_whatever_its_name(tmp_path, count):
     assert "grad-accum-without-no-sync" in scan(tmp_path, count=count, initial=4)
+
+
+LIGHTNING = '''\
+import lightning.pytorch as pl
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 8)
+
+    def training_step(self, batch, batch_idx):
+        return self.layer(batch[0]).sum()
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+
+
+def main():
+    {runner} = pl.Trainer(accelerator="gpu", devices=2, strategy="ddp", max_epochs=1)
+    {runner}.fit(Net(), DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=8))
+    if {runner}.is_global_zero:
+        {runner}.save_checkpoint("final.ckpt")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("runner", ["trainer", "v9", "pl_runner"])
+def test_trainer_checkpoint_on_rank_zero_found_whatever_the_trainer_is_called(tmp_path, runner):
+    path = tmp_path / "train.py"
+    path.write_text(LIGHTNING.format(runner=runner), encoding="utf-8")
+    assert "collective-mismatch" in shown_findings([str(path)])[0]

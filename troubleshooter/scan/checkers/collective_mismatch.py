@@ -151,9 +151,16 @@ class CollectiveMismatchChecker(Checker):
             return True
         if site.recv is None:
             return False
-        method = f"{last(site.recv)}.{site.method}"
-        return m.P.matches("framework_collectives", method) or (m.P.matches("lightning_collectives", method) and any(
-            q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())) or _synced_object_method(m, site)
+        # the receiver by its name, or by the class it was built from (``v9 = pl.Trainer(...)`` is a trainer)
+        spellings = [f"{last(site.recv)}.{site.method}"]
+        binding = m.binding(site.recv, site.line, site.ctx.func)
+        made = m.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
+        if made is not None and made.name:
+            spellings.append(f"{last(made.name).lower()}.{site.method}")
+        lightning = any(q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
+        return any(m.P.matches("framework_collectives", method) or (
+            lightning and m.P.matches("lightning_collectives", method)) for method in spellings) \
+            or _synced_object_method(m, site)
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:
