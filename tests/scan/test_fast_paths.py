@@ -129,3 +129,27 @@ WORDS = (b"is_main", b"is_master", b"is_primary", b"import ray", b"import trl", 
 ])
 def test_word_search_finds_what_a_search_for_each_word_finds(data):
     assert WordSearch(WORDS).any_in(data) == any(word in data for word in WORDS)
+
+
+def test_calls_named_keeps_the_order_and_the_answer_of_a_plain_filter():
+    from troubleshooter.scan.model import ModuleIndex
+    text = ("import torch\nimport torch.distributed as dist\n"
+            "def f(x):\n    dist.barrier()\n    y = torch.save(x, 'a')\n    dist.barrier()\n    return g(x)\n"
+            "torch.save(1, 'b')\nunknown()(1)\n")
+    m = ModuleIndex(ast.parse(text), text, "m.py", shipped_patterns())
+    for names in (["torch.save"], ["torch.distributed.barrier", "torch.save"], ("g", "g", "torch.save"),
+                  frozenset({"nothing"}), [""], set()):
+        assert m.calls_named(names) == [c for c in m.calls if c.name in set(names)], names
+
+
+def test_file_keys_are_the_real_paths_through_linked_folders_and_files(tmp_path):
+    import os
+    from troubleshooter.scan.project import FileLookups
+    (tmp_path / "target").mkdir()
+    (tmp_path / "target" / "a.py").write_text("")
+    (tmp_path / "linked").symlink_to(tmp_path / "target")
+    (tmp_path / "b.py").symlink_to(tmp_path / "target" / "a.py")
+    lookups = FileLookups()
+    for path in (tmp_path / "linked" / "a.py", tmp_path / "b.py", tmp_path / "linked" / ".." / "linked" / "a.py",
+                 tmp_path / "target" / "a.py", tmp_path / "missing" / "c.py", "relative.py", "./x/../y.py"):
+        assert lookups.real(str(path)) == os.path.realpath(str(path)), path

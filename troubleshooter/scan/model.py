@@ -20,6 +20,10 @@ from troubleshooter.scan.patterns import Patterns
 
 
 _NAME, _ATTRIBUTE, _CALL, _CONSTANT, _LOAD = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Load
+# Statements holding blocks of statements (ModuleIndex._stmt follows them; any other statement is indexed whole).
+_NESTING = frozenset(k for k in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
+                                 ast.While, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", None),
+                                 getattr(ast, "Match", None)) if k is not None)
 
 
 def source(node: ast.AST) -> str:
@@ -157,6 +161,7 @@ class ModuleIndex:
         self._call_by_node: dict[int, CallSite] = {}
         self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
         self._nodes_in: dict[int, list[ast.AST]] = {}  # id(node) -> nodes under it (nodes_in)
+        self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is None or project.parts(tree) is None:  # else the project learnt this module already
@@ -222,6 +227,8 @@ class ModuleIndex:
 
     def _stmt(self, stmt: ast.stmt, ctx: Ctx) -> Ctx:
         """Index one statement; return the context for the statements after it (early returns)."""
+        if stmt.__class__ not in _NESTING:  # most statements: no block inside
+            return self._simple(stmt, ctx)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             cls = ctx.func.cls if ctx.func and ctx.func.name == "<class>" else None
             info = FuncInfo(stmt.name, stmt, cls, module_level=ctx.func is None)
@@ -243,10 +250,10 @@ class ModuleIndex:
         if isinstance(stmt, ast.If):
             return self._if(stmt, ctx)
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            self._expr(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, ctx)
-            target = dotted(stmt.target) if not isinstance(stmt, ast.While) else None
             it = stmt.test if isinstance(stmt, ast.While) else stmt.iter
-            names = frozenset(filter(None, (dotted(n) for n in walk(it) if isinstance(n, (ast.Name, ast.Attribute)))))
+            nodes = self._expr(it, ctx)
+            target = dotted(stmt.target) if not isinstance(stmt, ast.While) else None
+            names = frozenset(filter(None, (dotted(n) for n in nodes if isinstance(n, (ast.Name, ast.Attribute)))))
             self.loops.append(LoopInfo(stmt, ctx, target, names))
             inner = ctx.but(loops=ctx.loops + (stmt,))
             self._block(stmt.body, inner)
@@ -274,6 +281,10 @@ class ModuleIndex:
             for case in stmt.cases:
                 self._block(case.body, ctx)
             return ctx
+        return self._simple(stmt, ctx)
+
+    def _simple(self, stmt: ast.stmt, ctx: Ctx) -> Ctx:
+        """Index a statement holding no block (an expression, an assignment, a return ...)."""
         self._expr(stmt, ctx)
         if isinstance(stmt, ast.Expr) and id(stmt.value) in self._call_by_node:
             self._call_by_node[id(stmt.value)].discarded = True
@@ -353,11 +364,12 @@ class ModuleIndex:
                     if isinstance(sub, ast.Call):
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
-    def _expr(self, root: ast.AST, ctx: Ctx) -> None:
+    def _expr(self, root: ast.AST, ctx: Ctx) -> list[ast.AST]:
         loaded, strings, arms, calls, by_node = self.loaded, self.strings, self._ifexp_sides, self.calls, self._call_by_node
         count = loaded.get
         signatures = self.P.signatures
-        for node in walk(root, operators=False):
+        nodes = walk(root, operators=False)
+        for node in nodes:
             kind = node.__class__
             if kind is _NAME:
                 if node.ctx.__class__ is _LOAD:
@@ -381,6 +393,7 @@ class ModuleIndex:
                 by_node[id(node)] = site
             elif kind is _CONSTANT and node.value.__class__ is str and len(node.value) < 200:
                 strings.add(node.value)
+        return nodes
 
     # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
     def is_rank_expr(self, node: ast.AST) -> bool:
@@ -403,9 +416,19 @@ class ModuleIndex:
         return [c for c in self.calls if c.name in full or c.method in bare]
 
     def calls_named(self, names: Iterable[str]) -> list[CallSite]:
-        """Calls whose qualified name is exactly one of ``names``."""
-        names = frozenset(names)
-        return [c for c in self.calls if c.name in names]
+        """Calls whose qualified name is exactly one of ``names``, in the order of ``calls`` (found through a map
+        from name to positions: the checkers ask with the same pattern lists again and again)."""
+        by_name = self._positions_by_name
+        if by_name is None:
+            by_name = self._positions_by_name = {}
+            for position, site in enumerate(self.calls):
+                by_name.setdefault(site.name, []).append(position)
+        unique = names if isinstance(names, (set, frozenset)) else set(names)
+        found = [by_name[name] for name in unique if name in by_name]
+        if not found:
+            return []
+        calls = self.calls
+        return [calls[i] for i in (found[0] if len(found) == 1 else sorted(i for p in found for i in p))]
 
     def methods(self, method: str, recv: str | None = None) -> list[CallSite]:
         """Method calls ``<recv>.<method>(...)`` (any receiver when ``recv`` is None)."""

@@ -579,7 +579,12 @@ class FileLookups:
         path = str(path)
         found = self._real.get(path)
         if found is None:
-            found = self._real[path] = os.path.realpath(path)
+            folder, name = os.path.split(path)
+            if folder and name not in ("", ".", "..") and not os.path.islink(path):
+                found = os.path.join(self.real(folder), name)  # the folder's links resolved once for all its files
+            else:
+                found = os.path.realpath(path)
+            self._real[path] = found
         return found
 
     def resolve(self, path: str, imported: list[tuple[str, int]]) -> list[tuple[str, str]]:
