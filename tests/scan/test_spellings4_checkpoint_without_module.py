@@ -120,3 +120,64 @@ def test_wrapper_saved_through_getattr_over_names(tmp_path, save):
 ])
 def test_names_without_the_wrapper_or_unwrapped_stay_quiet(tmp_path, save):
     assert ID not in scan_ids(tmp_path, AGENT.format(save=save))
+
+
+NESTED = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+{keep}
+
+
+class Trainer:
+    def __init__(self, engine, hooks):
+        self.engine = engine
+        self.hooks = hooks
+        self.epoch = 0
+
+
+def save_checkpoint(path, model):
+    torch.save({{"model": model.state_dict()}}, path)
+
+
+class SaveHook:
+    def after_epoch(self, trainer):
+        if dist.get_rank() == 0:
+            save_checkpoint("ckpt.pt", {chain})
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(8, 2).cuda(), device_ids=[local_rank])
+    engine = Engine(model, torch.optim.Adam(model.parameters()))
+    trainer = Trainer(engine, [SaveHook()])
+    for hook in trainer.hooks:
+        hook.after_epoch(trainer)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("keep", [
+    "        self.model = model\n        self.optimizer = optimizer",
+    "        self.model, self.optimizer = model, optimizer",
+])
+def test_wrapper_kept_two_objects_deep(tmp_path, keep):
+    """ColossalAI#768: a hook saves ``trainer.engine.model`` through a helper; the engine keeps the DDP wrapper."""
+    assert ID in scan_ids(tmp_path, NESTED.format(keep=keep, chain="trainer.engine.model"))
+
+
+def test_other_attribute_of_the_chain_stays_quiet(tmp_path):
+    code = NESTED.format(keep="        self.model = model\n        self.optimizer = optimizer",
+                         chain="trainer.engine.optimizer")
+    assert ID not in scan_ids(tmp_path, code)

@@ -35,6 +35,7 @@ class CheckpointWithoutModuleChecker(Checker):
         yield from self._prepared(m)
         yield from self._containers(m)
         yield from self._named_attributes(m)
+        yield from self._nested_holders(m)
         for container, key, wrap in _keyed_wraps(m):
             if wrap.ctx.sides:
                 continue
@@ -44,6 +45,47 @@ class CheckpointWithoutModuleChecker(Checker):
                                          f"'module.', so the checkpoint does not load into a plain model; save "
                                          f"{container}[{key!r}].module.state_dict()", {"model": f"{container}[{key!r}]"})
                     break
+
+    def _nested_holders(self, m):
+        """The wrapper kept two objects deep: ``engine = Engine(model)`` keeps it as ``self.model``, ``Trainer(engine)``
+        keeps the engine as ``self.engine``, and a hook reads ``trainer.engine.model``: that chain's state_dict()
+        (directly, or in a local function it is handed to) is the wrapper's. Both attribute names must come from
+        those constructions."""
+        chains = set()
+        for wrap in [*ddp_wraps(m), *_helper_wraps(m)]:
+            name, func = wrap.assigned_to, wrap.ctx.func
+            if not name or "." in name:
+                continue
+            for inner in m.calls:
+                if inner.recv is not None or inner.method not in m.classes or inner.ctx.func is not func \
+                        or not inner.assigned_to or "." in inner.assigned_to:
+                    continue
+                held = _attributes_given(m, inner, name)
+                for outer in m.calls:
+                    if outer.recv is None and outer.method in m.classes and outer.ctx.func is func:
+                        for attr in _attributes_given(m, outer, inner.assigned_to):
+                            chains |= {f"{attr[5:]}.{h[5:]}" for h in held}
+        if not chains:
+            return
+        ends = tuple(f".{c}" for c in chains)
+        for site in m.calls:
+            if site.method == "state_dict" and site.recv and site.recv.endswith(ends):
+                if self._saved(m, site):
+                    yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with "
+                                         f"'module.'; save {site.recv}.module.state_dict()", {"model": site.recv})
+                continue
+            callee = local_callee(m, site)
+            if callee is None or callee.cls is not None:
+                continue
+            params = [a.arg for a in callee.node.args.args]
+            for position, arg in enumerate(site.node.args):
+                if position < len(params) and (dotted(arg) or "").endswith(ends):
+                    for inner in m.calls:
+                        if inner.ctx.func is callee and inner.method == "state_dict" and inner.recv == params[position] \
+                                and self._saved(m, inner):
+                            yield Hit(inner.line, f"{inner.recv}.state_dict() receives {dotted(arg)}, a DDP wrapper: "
+                                                  "every key starts with 'module.'; save its .module.state_dict()",
+                                      {"model": dotted(arg)})
 
     def _named_attributes(self, m):
         """``getattr(self, name).state_dict()`` saved for each ``name`` of a literal list of attribute names (the
@@ -275,8 +317,15 @@ def _attributes_given(m, call, name: str) -> set[str]:
     params = [a.arg for a in init.node.args.args][1:]
     given = {params[i] for i, arg in enumerate(call.node.args) if i < len(params) and _hands_over(arg, name)}
     given |= {k.arg for k in call.node.keywords if k.arg and _hands_over(k.value, name)}
-    return {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
+    kept = {target for target, bindings in m.bindings.items() if target.startswith("self.") and any(
         b.func is init and dotted(b.value) in given for b in bindings)}
+    for stmt in walk(init.node):  # ``self.model, self.optimizer = model, optimizer``
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Tuple):
+            for target in stmt.targets:
+                if isinstance(target, ast.Tuple) and len(target.elts) == len(stmt.value.elts):
+                    kept |= {dotted(t) for t, v in zip(target.elts, stmt.value.elts)
+                             if dotted(v) in given and (dotted(t) or "").startswith("self.")}
+    return kept
 
 
 def _literal_names(m, func, node) -> set[str]:
