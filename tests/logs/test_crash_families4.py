@@ -291,3 +291,16 @@ DDP_DEVICE_IDS = [
 def test_ddp_device_ids_refusal_across_torch_versions(rules, line, want):
     root, shown = root_and_shown(rules, line)
     assert root == want and shown == [want]
+
+
+def test_deepspeed_accepting_a_compatible_cuda_toolkit_stays_quiet(rules):
+    line = ("Installed CUDA version 11.3 does not match the version torch was compiled with 11.8 but since the APIs "
+            "are compatible, accepting this combination")
+    assert root_and_shown(rules, line) == (None, [])
+
+
+def test_deepspeed_refusing_a_cuda_toolkit_is_a_version_mismatch(rules):
+    line = ("deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version "
+            "12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions "
+            "without a matching cuda version.")
+    assert root_and_shown(rules, line)[0] == "library-version-incompatible"
