@@ -191,3 +191,45 @@ def test_collective_after_an_exit_on_this_rank_s_data_is_found_through_a_flag(tm
     path = tmp_path / "train.py"
     path.write_text(GATHER.format(exit=exit), encoding="utf-8")
     assert "collective-mismatch" in shown_findings([str(path)])[0]
+
+
+PREDICATE = '''\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def {name}(args, local=False):
+    return args.local_rank == 0 if local else args.rank == 0
+
+
+class Args:
+    pass
+
+
+def main():
+    args = Args()
+    args.local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group("nccl")
+    args.rank = dist.get_rank()
+    model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[args.local_rank])
+    saving = {name}(args)
+    for epoch in range(3):
+        model(torch.randn(2, 4).cuda()).sum().backward()
+        if saving:
+            torch.save(model.module.state_dict(), "latest.pt")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("name", ["is_master", "lead", "f3"])
+def test_predicate_returning_a_rank_0_test_in_either_arm_is_a_main_process_test_whatever_its_name(tmp_path, name):
+    path = tmp_path / "train.py"
+    path.write_text(PREDICATE.format(name=name), encoding="utf-8")
+    assert "logging-from-all-ranks" not in shown_findings([str(path)])[0]

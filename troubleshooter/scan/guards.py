@@ -19,7 +19,8 @@ PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank pred
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 # The only expressions is_rank_expr or classify can find a rank in (a literal, a list, arithmetic... never are).
 _MIRRORED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
-_RANK_VALUES = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp})
+_RANK_VALUES = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                          ast.IfExp})
 
 
 def walk(root: ast.AST, operators: bool = True) -> list[ast.AST]:
@@ -260,6 +261,9 @@ class RankLogic:
         """(side of the body, side of the else) when ``test`` depends on the rank, else None."""
         if isinstance(test, ast.NamedExpr):  # ``if (is_main := rank == 0):`` tests the value it binds
             return self.classify(test.value)
+        if isinstance(test, ast.IfExp):  # ``local_rank == 0 if local else rank == 0``: both arms the same test
+            body = self.classify(test.body)
+            return body if body and body == self.classify(test.orelse) else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (inner[1], inner[0]) if inner else None
