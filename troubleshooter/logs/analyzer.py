@@ -495,13 +495,9 @@ class LogAnalyzer:
             candidates = [h for h in candidates if unlabelled and not (h.sig.echo or h.outer)]
         if candidates:
             best = min(candidates, key=lambda h: (h.sig.echo or h.outer, -h.priority, h.order, h.seq))
-            rank = best.rank if best.rank is not None or launcher_root is None else launcher_root["rank"]
-            root = {"id": best.finding, "rank": rank, "path": best.path, "line": best.line,
-                    "detail": best.detail, "signature": best.sig.id}
-            tb = self.blocks.exceptions.get(best.rank)
-            if tb:
-                root["traceback"] = tb["text"]
-            return root
+            if (best.sig.echo or best.outer) and launcher_root is None and (own := self._unexplained_peer_failure(candidates)):
+                return own
+            return self._hit_root(best, launcher_root)
         first = next((f for f in failures if f.get("root")), failures[0] if failures else None)
         if first is None:
             return None
@@ -510,6 +506,28 @@ class LogAnalyzer:
         exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc and "traceback" not in root:
             root.update(traceback=exc["text"], where=exc.get("where"))
+        return root
+
+    def _unexplained_peer_failure(self, candidates: list[_Hit]) -> dict[str, Any] | None:
+        """When only echoes matched, a rank's own uncaught exception that no hit explains, from another rank
+        than the echoes' (the store host that died while the others waited on it): that rank failed first."""
+        exc = self.blocks.first_exception
+        if exc is None or exc.get("rank") is None:
+            return None
+        echo_ranks = {h.rank for h in candidates}
+        if None in echo_ranks or exc["rank"] in echo_ranks:
+            return None
+        return {"id": None, "rank": exc["rank"], "path": exc["path"], "line": exc["line"],
+                "traceback": exc["text"], "where": exc.get("where")}
+
+    def _hit_root(self, best: _Hit, launcher_root: dict[str, Any] | None) -> dict[str, Any]:
+        """The root cause record of hit ``best``."""
+        rank = best.rank if best.rank is not None or launcher_root is None else launcher_root["rank"]
+        root = {"id": best.finding, "rank": rank, "path": best.path, "line": best.line,
+                "detail": best.detail, "signature": best.sig.id}
+        tb = self.blocks.exceptions.get(best.rank)
+        if tb:
+            root["traceback"] = tb["text"]
         return root
 
     def _uncaught_exception(self) -> dict[str, Any] | None:

@@ -35,9 +35,11 @@ _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 # a traceback frame: CPython's ``File "x.py", line 12, in f`` or IPython/Jupyter's ``File ~/x.py:12, in f``
 _FRAME = re.compile(r'^File (?:"(?P<file>[^"]+)", line (?P<line>\d+)|(?P<ifile>\S+):(?P<iline>\d+), in )')
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|StopIteration|SystemExit))(?::|$)")
-# Python's reports of an exception it swallowed (the unraisable hook, atexit handlers): the traceback that
-# follows ended nothing, so its exception is not a failure of the run.
-_SWALLOWED = re.compile(r"^(?:Exception ignored (?:in|on|while)\b|Error in atexit\._run_exitfuncs:)")
+# Python's reports of an exception it swallowed (the unraisable hook, atexit handlers), and the elastic agent's
+# logged exit-barrier error (its workers already finished): the traceback that follows ended nothing, so its
+# exception is not a failure of the run.
+_SWALLOWED = re.compile(r"^(?:Exception ignored (?:in|on|while)\b|Error in atexit\._run_exitfuncs:"
+                        r"|.*\bError waiting on exit barrier\b)")
 _ONE_LINE_EXITS = (
     (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
     (re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<rank>\d+)(?:-\d+)?: "
