@@ -85,9 +85,12 @@ def test_field_notes_message(row, message, finding, rules):
 
 def test_every_example_line_is_found_by_the_prefilter(rules):
     """The fast path must never skip a line its own signatures match."""
+    by_id = {sig["id"]: sig for sig in rules.signatures}
     for sig in rules.signatures:
         for example in sig.get("examples") or []:
             analyzer = LogAnalyzer(rules)
+            if sig.get("alone") is False:  # evidence only after a context line: give it its first refinement's
+                analyzer.feed(by_id[sig["refine"][0]["after"]]["examples"][0])
             analyzer.feed(example)
             facts = analyzer.facts()
             if sig.get("finding"):

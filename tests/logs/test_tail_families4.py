@@ -7,7 +7,8 @@
 - A TCPStore client reading end-of-stream ("failed to recv, got 0 bytes") is an echo of the store host that
   died: when the log shows that rank's own exception, it comes first.
 - A Ctrl-C (KeyboardInterrupt) raised inside a collective, a store wait or a wait() on a distributed handle is
-  a hang at that call (collective-timeout); anywhere else it diagnoses nothing.
+  a hang at that call (collective-timeout); anywhere else it is no evidence (the signature is ``alone: false``)
+  and the report names the interrupt and where it happened.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import pytest
 
 from tests.logs.helpers import analyse, root_and_shown
+from troubleshooter.core.yamlspan import load_text
+from troubleshooter.logs.signatures import validate_signature_file
 
 # ---- 1. rendezvous shutdown after a successful run -------------------------------------------------------
 
@@ -217,3 +220,19 @@ def test_a_frame_far_above_the_interrupt_is_not_its_location(rules):
             + "".join(f"step {i} loss 0.5\n" for i in range(10))
             + "KeyboardInterrupt\n")
     assert "collective-timeout" not in root_and_shown(rules, text)[1]
+
+
+def test_ctrl_c_elsewhere_names_the_interrupt(rules):
+    """Not a hang, but a stopped run is not clean either: the interrupt is named with its location."""
+    facts = analyse(rules, INTERRUPTED_ELSEWHERE[0])
+    root = facts["log.root_cause"]
+    assert root["id"] is None and root["traceback"] == "KeyboardInterrupt"
+    assert root["where"].endswith("torch/_tensor.py:487")
+
+
+def test_alone_false_needs_a_refinement(rules):
+    """``alone: false`` without a refine could never produce a hit: the library refuses it."""
+    text = ("group: g\nsignatures:\n  - id: a\n    pattern: 'KeyboardInterrupt'\n    note: n\n"
+            "    finding: collective-timeout\n    priority: 40\n    alone: false\n")
+    problems = list(validate_signature_file(load_text(text), known_findings=rules.findings))
+    assert any(p[0] == 8 and "needs a refine" in p[1] for p in problems), problems

@@ -358,11 +358,13 @@ class LogAnalyzer:
             if near and len(ctx.ranks) >= ref.ranks:
                 priority = sig.priority if ref.priority is None else ref.priority
                 return ref.finding, dict(ctx.vars), priority, ref.severity or (sig.severity if ref.priority is None else None)
-        return sig.finding or "", {}, sig.priority, sig.severity
+        return (sig.finding or "") if sig.alone else "", {}, sig.priority, sig.severity
 
     def _record(self, sig: Signature, rank: int | None, values: dict[str, Any], body: str, path: str,
                 line_no: int, order: float) -> dict[str, Any]:
         finding, extra, priority, severity = self._refined(sig, path, line_no)
+        if not finding:  # an ``alone: false`` line outside every context that gives it meaning
+            return {}
         key = (finding, sig.id, rank)
         hit = self._hits.get(key)
         if hit is not None:

@@ -26,7 +26,7 @@ ANCHORS = (
     "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
     "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
     "Out Of Memory", "mpirun noticed", '", line ', ", in ", "exits with return code",
-    "StopIteration", "SystemExit", "terminated with", "finished with exit code", "exited with non-zero status",
+    "StopIteration", "SystemExit", "KeyboardInterrupt", "terminated with", "finished with exit code", "exited with non-zero status",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")

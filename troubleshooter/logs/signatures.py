@@ -5,7 +5,8 @@ an ``id``, a ``pattern`` (a Python regex whose named groups become the hit's ``v
 a ``note``, and exactly one purpose:
 
 - ``finding: <catalog id>`` with a ``priority`` (root-cause rank) — the line is evidence
-  for that finding; optional ``severity``, ``echo``, ``generic``, ``refine``;
+  for that finding; optional ``severity``, ``echo``, ``generic``, ``refine``; ``alone: false`` makes
+  the line evidence only where one of its refinements applies (a Ctrl-C means a hang only inside a wait);
 - ``fact: log.<name>`` with ``collect: first|last|unique`` — an informational fact (NCCL
   version, transports, interfaces, the world size and steps per epoch of the first and last run);
 - ``context: true`` — the line is only remembered, for other signatures' ``refine``; with
@@ -45,7 +46,7 @@ _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False), "wrapper": ((bool,), False),
     "teardown": ((bool,), False),
     "inner": ((str,), False), "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
-    "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False),
+    "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False), "alone": ((bool,), False),
     "captures": ((dict,), False), "examples": ((list,), False),
 }
 _REFINE_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
@@ -88,6 +89,7 @@ class Signature:
     echo: bool = False
     generic: bool = False
     refine: tuple[Refinement, ...] = ()
+    alone: bool = True  # finding signatures: False = a hit only where a refinement applies
     captures: dict[str, str] = field(default_factory=dict)
     source: str = ""
     line: int | None = None
@@ -259,7 +261,7 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
                "wrapper: true for a message that frames another", where)
         return
     purpose = purposes[0]
-    finding_only = ("priority", "severity", "echo", "generic", "refine")
+    finding_only = ("priority", "severity", "echo", "generic", "refine", "alone")
     for key in finding_only:
         if key in sig and purpose != "finding":
             yield sig.line_of(key), f"{key!r} only applies to finding signatures", "", where
@@ -274,6 +276,8 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
                    f"did you mean {close[0]!r}?" if close else "use an id from diagnosis-ids.md", where)
         if sig.get("severity") is not None and sig["severity"] not in SEVERITIES:
             yield sig.line_of("severity"), f"severity {sig['severity']!r} is not one of {SEVERITIES}", "", where
+        if sig.get("alone") is False and not sig.get("refine"):
+            yield sig.line_of("alone"), "'alone: false' needs a refine (the contexts where the line is evidence)", "", where
         for j, ref in enumerate(sig.get("refine") or []):
             crumb = f"{where} › refine[{j}]"
             shape = list(_fields(ref, _REFINE_FIELDS, crumb))
@@ -344,7 +348,7 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
             wrapper=bool(sig.get("wrapper")),
             inner=sig.get("inner", "after"), collect=sig.get("collect", "unique"),
             priority=int(sig.get("priority", 0)), severity=sig.get("severity"), echo=bool(sig.get("echo")),
-            generic=bool(sig.get("generic")), refine=refine, captures=dict(sig.get("captures") or {}),
+            generic=bool(sig.get("generic")), refine=refine, alone=sig.get("alone", True) is not False, captures=dict(sig.get("captures") or {}),
             source=sig.get("_source", ""), line=sig.get("_line"),
             anchors=tuple(required_literals(sig["pattern"]) or ()),
             bregex=re.compile(sig["pattern"].encode("utf-8")) if sig.get("fact") else None,
