@@ -52,7 +52,7 @@ class Jobs:
         self.procs.append(proc)
         return proc
 
-    def wait_for_lines(self, proc: subprocess.Popen, needle: bytes, count: int, timeout: float = 60) -> list[bytes]:
+    def wait_for_lines(self, proc: subprocess.Popen, needle: bytes, count: int, timeout: float = 180) -> list[bytes]:
         """Read the job's output until ``needle`` was seen ``count`` times (fails the test on timeout or exit)."""
         lines: list[bytes] = []
         deadline = time.monotonic() + timeout
