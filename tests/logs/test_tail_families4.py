@@ -120,6 +120,8 @@ def test_store_host_own_unknown_error_comes_first(rules, echo):
     root = facts["log.root_cause"]
     assert root["id"] is None and root["rank"] == 0 and "ValueError" in root["traceback"]
     assert facts["log.unrecognized-failure"][0]["vars"]["rank"] == 0
+    assert root_and_shown(rules, _rank0_died_then(echo, "ValueError: bad batch"))[1] == ["unrecognized-failure"]
+    assert {s["rank"] for s in facts["log.suppressed"]} == {1}  # rank 1's echoes are reported as such
 
 
 @pytest.mark.parametrize("echo", STORE_CLOSED)

@@ -441,6 +441,10 @@ class LogAnalyzer:
         """All facts so far: ``log.<finding-id>`` hit lists and the informational ``log.*`` facts."""
         kept, suppressed = self._kept_hits()
         failures = self._failures()
+        root = self._root_cause(kept, failures) or self._uncaught_exception()
+        if root and root.pop("echoes_of_it", False):  # they are that rank's echoes: not reported apart
+            suppressed = sorted(suppressed + [h for h in kept if h.sig.echo or h.outer], key=lambda h: h.seq)
+            kept = [h for h in kept if not (h.sig.echo or h.outer)]
         exit_codes: dict[str, int] = {}
         by_rank: dict[int, dict[str, Any]] = {}
         for failure in failures:
@@ -470,7 +474,6 @@ class LogAnalyzer:
         if suppressed:
             facts["log.suppressed"] = [{"id": h.finding, "rank": h.rank, "line": h.line, "path": h.path,
                                         "signature": h.sig.id} for h in suppressed]
-        root = self._root_cause(kept, failures) or self._uncaught_exception()
         if root:
             facts["log.root_cause"] = root
             if root["id"] is None and root.get("rank") is not None and failures:
@@ -512,7 +515,8 @@ class LogAnalyzer:
 
     def _unexplained_peer_failure(self, candidates: list[_Hit]) -> dict[str, Any] | None:
         """When only echoes matched, a rank's own uncaught exception that no hit explains, from another rank
-        than the echoes' (the store host that died while the others waited on it): that rank failed first."""
+        than the echoes' (the store host that died while the others waited on it): that rank failed first, and
+        the echoes are its downstream effects (``echoes_of_it``: :meth:`facts` moves them to the suppressed)."""
         exc = self.blocks.first_exception
         if exc is None or exc.get("rank") is None:
             return None
@@ -520,7 +524,7 @@ class LogAnalyzer:
         if None in echo_ranks or exc["rank"] in echo_ranks:
             return None
         return {"id": None, "rank": exc["rank"], "path": exc["path"], "line": exc["line"],
-                "traceback": exc["text"], "where": exc.get("where")}
+                "traceback": exc["text"], "where": exc.get("where"), "echoes_of_it": True}
 
     def _hit_root(self, best: _Hit, launcher_root: dict[str, Any] | None) -> dict[str, Any]:
         """The root cause record of hit ``best``."""
