@@ -129,6 +129,15 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     return info
 
 
+def function_arguments(m: ModuleIndex, site: CallSite) -> tuple[FuncInfo | None, list[tuple[ast.expr, str]]]:
+    """The plain local function (not a method) a call reaches, with each positional argument paired to the
+    parameter it binds; ``(None, [])`` when the callee is unknown or a method."""
+    callee = local_callee(m, site)
+    if callee is None or callee.cls is not None:
+        return None, []
+    return callee, list(zip(site.node.args, (a.arg for a in callee.node.args.args)))
+
+
 def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     """The ``default=`` node of the command-line option an attribute reads (``args.shuffle`` from
     ``add_argument("--shuffle", default=True)``), when nothing in the file assigns that attribute."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, wrapped_models
+from troubleshooter.scan.checkers._common import contains, ddp_wraps, function_arguments, local_callee, wrapped_models
 from troubleshooter.scan.model import const, dotted, walk
 
 
@@ -74,14 +74,11 @@ class CheckpointWithoutModuleChecker(Checker):
                     yield Hit(site.line, f"{site.recv}.state_dict() is the DDP wrapper's: every key starts with "
                                          f"'module.'; save {site.recv}.module.state_dict()", {"model": site.recv})
                 continue
-            callee = local_callee(m, site)
-            if callee is None or callee.cls is not None:
-                continue
-            params = [a.arg for a in callee.node.args.args]
-            for position, arg in enumerate(site.node.args):
-                if position < len(params) and (dotted(arg) or "").endswith(ends):
+            callee, bound = function_arguments(m, site)
+            for arg, param in bound:
+                if (dotted(arg) or "").endswith(ends):
                     for inner in m.calls:
-                        if inner.ctx.func is callee and inner.method == "state_dict" and inner.recv == params[position] \
+                        if inner.ctx.func is callee and inner.method == "state_dict" and inner.recv == param \
                                 and self._saved(m, inner):
                             yield Hit(inner.line, f"{inner.recv}.state_dict() receives {dotted(arg)}, a DDP wrapper: "
                                                   "every key starts with 'module.'; save its .module.state_dict()",

@@ -7,7 +7,7 @@ import ast
 from troubleshooter.scan.callargs import (
     bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import collective_names, local_callee, wrapped_models
+from troubleshooter.scan.checkers._common import collective_names, function_arguments, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
@@ -134,13 +134,10 @@ class CollectiveMismatchChecker(Checker):
             if target in wrapped and _after_wrap(site, wraps[target]):
                 found.append((site, f"forward of {target}"))
                 continue
-            callee = local_callee(m, site)
-            if callee is None or callee.cls is not None:
-                continue
-            params = [a.arg for a in callee.node.args.args]
-            for position, arg in enumerate(site.node.args):
-                if dotted(arg) in wrapped and position < len(params) and any(
-                        s.ctx.func is callee and dotted(s.node.func) == params[position] for s in m.calls):
+            callee, bound = function_arguments(m, site)
+            for arg, param in bound:
+                if dotted(arg) in wrapped and any(
+                        s.ctx.func is callee and dotted(s.node.func) == param for s in m.calls):
                     found.append((site, f"forward of {dotted(arg)}"))
                     break
         return found
