@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from troubleshooter.scan.model import is_main_block
+
 # --- the project a transformation rewrites ----------------------------------------------------------------
 
 
@@ -462,11 +464,6 @@ def local_rank_from_argparse(project: Project) -> Project | None:
 
 # --- structure --------------------------------------------------------------------------------------------
 
-def _is_main_block(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and \
-        _chain(stmt.test.left) == ["__name__"]
-
-
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 
 
@@ -479,11 +476,11 @@ def wrap_main(project: Project) -> Project | None:
     """Module-level training code (outside any function) -> ``def main():`` + ``if __name__ == "__main__":``."""
     def change(tree: ast.Module) -> bool:
         start = _after_imports(tree)
-        moved = [s for s in tree.body[start:] if not isinstance(s, _DEFS) and not _is_main_block(s)]
+        moved = [s for s in tree.body[start:] if not isinstance(s, _DEFS) and not is_main_block(s)]
         if not any(isinstance(s, (ast.For, ast.While, ast.With, ast.If)) or
                    (isinstance(s, (ast.Expr, ast.Assign)) and isinstance(s.value, ast.Call)) for s in moved):
             return False
-        if any(_is_main_block(s) for s in tree.body) or _name_stores(ast.Module(moved, [])) & _function_loads(tree):
+        if any(is_main_block(s) for s in tree.body) or _name_stores(ast.Module(moved, [])) & _function_loads(tree):
             return False
         if any(isinstance(n, (ast.Return, ast.Yield, ast.Global)) for s in moved for n in ast.walk(s)):
             return False
@@ -500,7 +497,7 @@ def wrap_main(project: Project) -> Project | None:
 def inline_main(project: Project) -> Project | None:
     """``def main(): body`` + ``if __name__ == "__main__": main()`` -> the body at the main block (flat script)."""
     def change(tree: ast.Module) -> bool:
-        blocks = [s for s in tree.body if _is_main_block(s)]
+        blocks = [s for s in tree.body if is_main_block(s)]
         if len(blocks) != 1:
             return False
         block = blocks[0]
@@ -612,7 +609,7 @@ def _setup_region(tree: ast.Module) -> tuple[_Region, ast.AST | None] | None:
                                      if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     best = None
     for body, func in holders:
-        marks = [i for i, s in enumerate(body) if not isinstance(s, _DEFS) and not _is_main_block(s)
+        marks = [i for i, s in enumerate(body) if not isinstance(s, _DEFS) and not is_main_block(s)
                  and _is_setup(s, names)]
         if len(marks) < 1:
             continue
@@ -806,7 +803,7 @@ GUARD_WORDS = re.compile(r"rank|main|master|primary|gpu|local|is_zero|leader", r
 def _guard_ifs(tree: ast.Module) -> list[ast.If]:
     """``if`` statements whose test reads like a rank/main-process test (the rewrites below are equivalences
     for any test; this only picks the ones that matter)."""
-    return [n for n in ast.walk(tree) if isinstance(n, ast.If) and not _is_main_block(n)
+    return [n for n in ast.walk(tree) if isinstance(n, ast.If) and not is_main_block(n)
             and GUARD_WORDS.search(ast.unparse(n.test))]
 
 

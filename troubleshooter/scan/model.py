@@ -506,7 +506,7 @@ class ModuleIndex:
                 and not project.is_called(f.name, self.path if f.module_level else None)]
             if project is not None and project.is_helper(self.path):  # a helper's own ``__main__`` block
                 self._dead += [(s.lineno, s.end_lineno or s.lineno) for s in self.tree.body
-                               if isinstance(s, ast.If) and dotted(getattr(s.test, "left", None)) == "__name__"]
+                               if is_main_block(s)]
         return not any(start <= line <= end for start, end in self._dead)
 
     @property
@@ -599,3 +599,8 @@ def _local_instance(index: "ModuleIndex", site: CallSite) -> bool:
 
 def _under_rank0_first(site: CallSite, P: Patterns) -> bool:
     return any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs)
+
+
+def is_main_block(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``"""
+    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and dotted(stmt.test.left) == "__name__"

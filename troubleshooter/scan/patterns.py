@@ -37,7 +37,7 @@ KEYS = (
     "sync_batchnorm", "loss_modules_with_weight", "loss_weight_kwargs", "cpu_tensor_factories",
     "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
-    "local_rank_names", "distributed_flag_words", "model_preparers", "functional_losses_with_weight",
+    "local_rank_names", "distributed_flag_words", "process_count_words", "device_binding_methods", "model_preparers", "functional_losses_with_weight",
     "ddp_settings", "global_batch_help_words", "main_process_loggers", "hub_packages", "local_samplers", "log_output_setup",
     "framework_collective_functions", "collective_helper_skip_packages", "private_write_targets",
     "dataset_cache_transforms", "dataset_cache_keywords", "dataset_sources", "in_memory_dataset_sources", "loader_repeaters", "loader_reiterators", "process_count_calls",

@@ -19,6 +19,7 @@ from typing import Iterable
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, walk
 from troubleshooter.scan.guards import const as _const
+from troubleshooter.scan.model import is_main_block
 from troubleshooter.scan.patterns import Patterns
 
 try:  # the regular-expression parser (read to derive the words a rank-name pattern needs)
@@ -103,7 +104,7 @@ class Project:
         attr_heads: list[tuple[str, str, bool]] = []  # (head name, attribute, in the main block)
         imports, others = [], []  # import statements; conditional expressions and class definitions
         for stmt in tree.body:
-            in_main = _is_main_block(stmt)
+            in_main = is_main_block(stmt)
             refs = main_refs if in_main else self.referenced
             names = main_refs if in_main else own_names
             add_ref, add_name = refs.add, names.add
@@ -511,14 +512,8 @@ def _called_name(call: ast.Call) -> str:
     return call.func.attr if isinstance(call.func, ast.Attribute) else last(dotted(call.func))
 
 
-def _is_main_block(stmt: ast.stmt) -> bool:
-    """``if __name__ == "__main__":``"""
-    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and \
-        dotted(stmt.test.left) == "__name__"
-
-
 def _is_entry(stmt: ast.stmt) -> bool:
-    return _is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+    return is_main_block(stmt) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
 def framework_entry_in(index) -> bool:

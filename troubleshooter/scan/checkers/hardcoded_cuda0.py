@@ -277,7 +277,7 @@ def _device_from_library(m) -> bool:
     """Some call sets the device through another API (``get_accelerator().set_device(i)``), or a device name is
     bound to what a library function returns (``self._device = utils.get_device(device=cfg.device)``): that
     library may bind the process to its GPU itself."""
-    if any(s.method in ("set_device", "set_device_index") for s in m.calls):
+    if any(s.method in m.P.device_binding_methods for s in m.calls):
         return True
     for target, bindings in m.bindings.items():
         if "device" not in target.rpartition(".")[2].lower():

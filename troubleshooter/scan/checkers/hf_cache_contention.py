@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.model import const, dotted, last, source
+from troubleshooter.scan.model import const, dotted, is_main_block, last, source
 
 
 class HfCacheContentionChecker(Checker):
@@ -136,7 +136,7 @@ def _starts_here(tree: ast.Module) -> bool:
     function it defines (``main()`` at the bottom of a script)."""
     own = {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for stmt in tree.body:
-        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and dotted(stmt.test.left) == "__name__":
+        if is_main_block(stmt):
             return True
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in own:
             return True

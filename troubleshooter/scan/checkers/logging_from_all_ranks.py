@@ -198,7 +198,7 @@ def _one_process_when(m, test: ast.AST) -> bool | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     words = {w.lower() for n in walk(test.left) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
-    if not any("world_size" in w or w in ("n_gpu", "num_processes", "nprocs") for w in words):
+    if not any("world_size" in w or w in m.P.process_count_words for w in words):
         return None
     bound, op = const(test.comparators[0]), test.ops[0]
     if bound == 1 and isinstance(op, (ast.LtE, ast.Eq)) or bound == 2 and isinstance(op, ast.Lt):
