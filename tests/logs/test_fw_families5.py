@@ -1,0 +1,122 @@
+"""Framework families of the fifth pass: a distributed framework refusing an option another release
+of it takes is a version mismatch (Lightning's accelerator/strategy renames, removed Trainer
+arguments, transformers' renamed TrainingArguments), and ranks started with torch.multiprocessing
+.spawn from a notebook cell are the notebook limitation; look-alike lines stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+# One meaning, several layers and releases: the installed framework is not the one the script targets.
+OPTION_RENAMED = [
+    "ValueError: You selected an invalid accelerator name: `accelerator='ddp'`. Available names are: "
+    "cpu, cuda, hpu, ipu, mps, tpu.",
+    "pytorch_lightning.utilities.exceptions.MisconfigurationException: You selected an invalid accelerator "
+    "name: `accelerator='ddp_spawn'`. Available names are: cpu, cuda, hpu, ipu, mps, tpu.",
+    "ValueError: You selected an invalid strategy name: `strategy='dp'`. It must be either a string or an "
+    "instance of `lightning.pytorch.strategies.Strategy`. Example choices: auto, ddp, ddp_spawn, deepspeed, "
+    "... Find a complete list of options in our documentation at https://lightning.ai",
+    "ValueError: You selected an invalid strategy name: `strategy='ddp_find_unused_parameters_false'`.",
+    "TypeError: __init__() got an unexpected keyword argument 'strategy'",
+    "TypeError: __init__() got an unexpected keyword argument 'gpus'",
+    "TypeError: Trainer.__init__() got an unexpected keyword argument 'gpus'",
+    "TypeError: Trainer.__init__() got an unexpected keyword argument 'distributed_backend'",
+    "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'",
+    "TypeError: Seq2SeqTrainingArguments.__init__() got an unexpected keyword argument 'save_safetensors'",
+    "[rank1]: TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'",
+]
+
+
+@pytest.mark.parametrize("line", OPTION_RENAMED)
+def test_framework_option_of_another_release_is_a_version_mismatch(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert root == "library-version-incompatible"
+    assert shown[:1] == ["library-version-incompatible"]
+
+
+# The same words about values or classes no release accepted: a typo or a user bug, not a version.
+NOT_A_RELEASE_OPTION = [
+    "ValueError: You selected an invalid strategy name: strategy=None. It must be either a string or an "
+    "instance of pytorch_lightning.strategies.Strategy. Example choices: auto, ddp, ddp_spawn, deepspeed,",
+    "ValueError: You selected an invalid accelerator name: `accelerator='cuad'`. Available names are: "
+    "cpu, cuda, hpu, ipu, mps, tpu.",
+    "TypeError: MyModel.__init__() got an unexpected keyword argument 'gpus'",
+    "TypeError: __init__() got an unexpected keyword argument 'hidden_dim'",
+]
+
+
+@pytest.mark.parametrize("line", NOT_A_RELEASE_OPTION)
+def test_values_no_release_took_are_not_version_mismatches(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert "library-version-incompatible" not in shown
+
+
+NOTEBOOK_SPAWN_IPYTHON = """\
+Exception                                 Traceback (most recent call last)
+<ipython-input-8-3a22b74b1d8d> in <module>
+---> 71 trainer.fit(model)
+
+/opt/conda/lib/python3.6/site-packages/pytorch_lightning/models/trainer.py in fit(self, model)
+--> 427                 mp.spawn(self.ddp_train, nprocs=len(self.data_parallel_device_ids), args=(model, ))
+
+/opt/conda/lib/python3.6/site-packages/torch/multiprocessing/spawn.py in spawn(fn, args, nprocs, join, daemon)
+--> 167     while not spawn_context.join():
+
+/opt/conda/lib/python3.6/site-packages/torch/multiprocessing/spawn.py in join(self, timeout)
+"""
+
+NOTEBOOK_SPAWN_CELL = """\
+---------------------------------------------------------------------------
+ProcessRaisedException                    Traceback (most recent call last)
+Cell In[5], line 3
+      1 world_size = torch.cuda.device_count()
+----> 3 mp.spawn(train, args=(world_size,), nprocs=world_size)
+
+File /usr/lib/python3/site-packages/torch/multiprocessing/spawn.py:241, in spawn(fn, args, nprocs, join, daemon, start_method)
+    239 msg = "This method only supports start_method=spawn"
+--> 241 return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
+"""
+
+
+@pytest.mark.parametrize("text", [NOTEBOOK_SPAWN_IPYTHON, NOTEBOOK_SPAWN_CELL], ids=["ipython", "cell"])
+def test_spawn_from_a_notebook_cell_is_ddp_in_notebook(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "ddp-in-notebook"
+
+
+SCRIPT_SPAWN = """\
+Traceback (most recent call last):
+  File "/home/user/train.py", line 178, in <module>
+    mp.spawn(main, args=(world_size, num_epochs), nprocs=world_size)
+  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 241, in spawn
+    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
+"""
+
+# A fork-based notebook launcher (Accelerate's notebook_launcher) is made for notebooks.
+NOTEBOOK_FORK = """\
+ProcessRaisedException                    Traceback (most recent call last)
+Cell In[8], line 2
+----> 2 notebook_launcher(training_loop, args, num_processes=2)
+
+File ~/accelerate/src/accelerate/launchers.py:138, in notebook_launcher(function, args, num_processes)
+--> 138     start_processes(launcher, args=args, nprocs=num_processes, start_method="fork")
+"""
+
+# A notebook whose child rank says why it failed: the stated reason wins over the framing.
+NOTEBOOK_SPAWN_OOM = NOTEBOOK_SPAWN_CELL + (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.77 GiB total "
+    "capacity; 13.20 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)\n"
+)
+
+
+@pytest.mark.parametrize("text", [SCRIPT_SPAWN, NOTEBOOK_FORK], ids=["script", "fork-launcher"])
+def test_spawn_from_a_script_or_fork_from_a_notebook_is_not_the_notebook_limit(rules, text):
+    _, shown = root_and_shown(rules, text)
+    assert "ddp-in-notebook" not in shown
+
+
+def test_a_stated_reason_of_the_ranks_wins_over_the_notebook_framing(rules):
+    root, _ = root_and_shown(rules, NOTEBOOK_SPAWN_OOM)
+    assert root == "out-of-memory"
