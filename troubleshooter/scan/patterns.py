@@ -27,7 +27,7 @@ SIGNATURES_KEY = "call_signatures"
 _SIGNATURE = re.compile(r"^\s*([\w.]+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)\s*$")
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
-FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs")
+FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs", "vendored_from")
 KEYS = (
     "ddp_wrappers", "dataparallel", "dataloaders", "torch_signature_loaders", "distributed_samplers", "loader_sharders",
     "init_process_group", "destroy_process_group", "set_device", "spawners", "collectives",

@@ -95,6 +95,7 @@ class Project:
         if key in self._seen:
             return []
         self._seen.add(key)
+        was_raw = self.raw_distributed
         aliases: dict[str, str] = {}
         imported: list[tuple[str, int]] = []
         assigns, defs, calls, ifs = [], [], [], []
@@ -180,6 +181,10 @@ class Project:
             if head in aliases:
                 (main_attrs if in_main else self._attr_refs).add(attr)
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
+        vendored = vendored_framework(self.P, aliases.values(), [n.name for n in others if n.__class__ is ast.ClassDef])
+        if vendored:  # a copy of the framework's own entry: its DDP wrap is the framework's, not the project's
+            self.raw_distributed = was_raw
+            self.frameworks.add(vendored)
         self._start_subclassed_frameworks()
         self.frameworks |= _annotated_frameworks(self.P, defs, aliases)
         self.guards.learn(assigns, defs, calls)
@@ -524,6 +529,26 @@ def framework_entry_in(index) -> bool:
         return True
     defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
     return bool(_annotated_frameworks(P, defs, index.aliases))
+
+
+def vendored_framework(P: Patterns, imported: Iterable[str], class_names: Iterable[str]) -> str | None:
+    """The framework whose entry class a module holds a copy of, if any: it defines a class named like one of the
+    framework's entry classes and imports the framework's own internals (its ``vendored_from`` modules), as
+    ChatGLM's ``ptuning/trainer.py`` copies transformers' Trainer. Such a module does what the framework does."""
+    imported = list(imported)
+    for framework, spec in P.frameworks.items():
+        markers = spec.get("vendored_from")
+        if not markers or not any(q == m or q.startswith(m + ".") for q in imported for m in markers):
+            continue
+        entries = {last(q) for q in spec["entry"]}
+        if any(name in entries for name in class_names):
+            return framework
+    return None
+
+
+def vendored_framework_in(index) -> bool:
+    """The module is a copy of a framework's own entry class (:func:`vendored_framework`)."""
+    return vendored_framework(index.P, index.aliases.values(), index.classes) is not None
 
 
 def _annotated_frameworks(P: Patterns, defs: list, aliases: dict[str, str]) -> set[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, PROJECT_TRIGGERS, Checker
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
-from troubleshooter.scan.project import Project, framework_entry_in
+from troubleshooter.scan.project import Project, framework_entry_in, vendored_framework_in
 
 
 @dataclass
@@ -83,7 +83,7 @@ class FileScanner:
             return out
         project, text, shared = index.project, index.text, pending.shared
         self._record_project_facts(index)
-        own_raw = any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp
+        own_raw = any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp and not vendored_framework_in(index)
         # raw DDP elsewhere in the project (a vendored Trainer, the framework's own sources in its repository) does
         # not make a module that runs through a framework itself a raw-DDP one
         raw = own_raw or (project.raw_distributed and not framework_entry_in(index))

@@ -19,7 +19,7 @@ class HfCacheContentionChecker(Checker):
         """Under the HF Trainer or Accelerate: they take care of their own loading, not of the user's
         preprocessing (``dataset.map`` before ``Trainer(...)``), which still runs on every rank."""
         if not any(s.rank_conditional for s in m.calls_to(m.P.hf_cache_loaders)):
-            yield from _as_evidence_allows(m, self._cache_writes(m))
+            yield from _as_evidence_allows(m, _one_per_cause(m, self._cache_writes(m)))
 
     def check(self, m):
         yield from _as_evidence_allows(m, self._check(m))
@@ -145,7 +145,8 @@ def _starts_here(tree: ast.Module) -> bool:
 
 def _one_per_cause(m, hits):
     """At most one hit per cause and file: the first reachable load, naming the lines of the others (every rank
-    loading from the Hub at start-up is one defect with one fix, however many models and tokenizers it loads)."""
+    loading from the Hub at start-up is one defect with one fix, however many models and tokenizers it loads; so is
+    every rank mapping its train, eval and test splits into the datasets cache)."""
     hits = [h for h in hits if m.reachable(h.line)]
     if len(hits) > 1:
         others = ", ".join(str(h.line) for h in hits[1:])
