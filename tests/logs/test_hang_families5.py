@@ -1,0 +1,140 @@
+"""Network, NCCL-interface and MPI-launch failures recognised by family (session 5, logs-hang5).
+
+Each family is several public wordings of one meaning; near misses (the same words in a context that
+does not carry the meaning) and harmless lines stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+# NCCL dialled an address the kernel has no route to: the interface a peer advertised, not the store.
+NO_ROUTE = [
+    "socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host",
+    "NCCL WARN Net : Connect to 10.1.1.2<37547> failed : No route to host",
+    "node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned "
+    "113(No route to host) errno 115(Operation now in progress)",
+    "host1:77:90 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.2.0.5<41000> failed : "
+    "Network is unreachable",
+]
+
+# NCCL dialled a peer address that is never routable between hosts, whatever the socket error says.
+UNROUTABLE_ADDRESS = [
+    "node-a:12251:12400 [5] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to "
+    "fe80::966d:ae03:a2:8cf0%ib1<17943> failed : Software caused connection abort",
+    "socketPollConnect: connect to 169.254.20.10<52597> returned Connection refused",
+    "host1:51:60 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 127.0.1.1<35001> failed : "
+    "Connection refused",
+]
+
+
+@pytest.mark.parametrize("line", NO_ROUTE + UNROUTABLE_ADDRESS)
+def test_nccl_peer_connections_the_interface_cannot_carry_are_the_interface(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert root == "wrong-network-interface"
+    assert shown[0] == "wrong-network-interface"
+
+
+@pytest.mark.parametrize("line", [
+    "socketStartConnect: Connect to 10.0.0.2<43651> failed : Software caused connection abort",
+    "host2:4153:4209 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused",
+])
+def test_a_refused_or_aborted_connection_to_a_routable_peer_stays_a_reachability_problem(rules, line):
+    """Near miss: a refused/aborted connection to an ordinary address is a firewall or a dead peer."""
+    assert root_and_shown(rules, line)[0] == "network-unreachable"
+
+
+PINNED = [
+    "$ mpirun -np 2 -pernode -hostfile host.txt -x NCCL_SOCKET_IFNAME=enp6s0 ./build/all_reduce_perf -b 8 -e 128M",
+    "host3:63755:63755 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eno1",
+    "node-1:32726:33054 [0] NCCL INFO NCCL_SOCKET_IFNAME set to ib0",
+    "export NCCL_SOCKET_IFNAME==enp90s0np0",
+]
+GENERIC_INIT_ERRORS = [
+    "node-b: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers / '",
+    "torch.distributed.DistBackendError: NCCL error in: /opt/conda/conda-bld/pytorch_1682343995622/work/torch/"
+    "csrc/distributed/c10d/ProcessGroupNCCL.cpp:1207, internal error, NCCL version 2.14.3\n"
+    "ncclInternalError: Internal check failed.",
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error "
+    "(run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+]
+
+
+@pytest.mark.parametrize("pinned", PINNED)
+@pytest.mark.parametrize("error", GENERIC_INIT_ERRORS)
+def test_a_generic_nccl_setup_error_under_a_pinned_interface_names_the_interface(rules, pinned, error):
+    root, shown = root_and_shown(rules, pinned + "\n" + error)
+    assert root == "wrong-network-interface"
+
+
+@pytest.mark.parametrize("error", GENERIC_INIT_ERRORS)
+def test_without_a_pinned_interface_the_generic_error_is_not_blamed_on_it(rules, error):
+    """Near miss: no interface was named, so the interface is no suspect."""
+    assert "wrong-network-interface" not in root_and_shown(rules, error)[1]
+
+
+@pytest.mark.parametrize("pinned", [
+    "host1:55:55 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ^docker0,lo",
+    "export NCCL_SOCKET_IFNAME=^lo,docker",
+])
+def test_an_exclusion_list_is_not_a_pinned_interface(rules, pinned):
+    error = GENERIC_INIT_ERRORS[0]
+    assert "wrong-network-interface" not in root_and_shown(rules, pinned + "\n" + error)[1]
+
+
+def test_a_specific_nccl_reason_outranks_the_pinned_interface(rules):
+    """An IB completion error says what failed; the pinned name is then no longer the first suspect."""
+    text = ("export NCCL_SOCKET_IFNAME=ib0\n"
+            "host1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+            "len 0, vendor err 129\n"
+            "ncclInternalError: Internal check failed.")
+    assert root_and_shown(rules, text)[0] == "nccl-error"
+
+
+def test_a_pinned_interface_on_a_healthy_run_says_nothing(rules):
+    text = ("host1:10:10 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+            "host1:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+            "Epoch 1: 100%|##########| 50/50 [00:10<00:00, 5.00it/s, loss=0.31]")
+    assert root_and_shown(rules, text) == (None, [])
+
+
+# mpirun could not start its daemons on the other hosts: the launch never reached them.
+ORTE = ("--------------------------------------------------------------------------\n"
+        "ORTE was unable to reliably start one or more daemons.\n"
+        "This usually is caused by:\n")
+
+
+@pytest.mark.parametrize("text", [
+    ORTE,
+    "ORTE has lost communication with a remote daemon.\n",
+    "An ORTE daemon has unexpectedly failed after launch and before\ncommunicating back to mpirun.\n",
+])
+def test_mpi_daemons_that_never_started_are_a_reachability_failure_not_clean(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "network-unreachable"
+
+
+@pytest.mark.parametrize("ssh", [
+    "ssh: Could not resolve hostname localhost:4: Name or service not known",
+    "ssh: Could not resolve hostname localhost:1: Temporary failure in name resolution",
+    "ssh: Could not resolve hostname sleepy: nodename nor servname provided, or not known",
+])
+def test_a_host_list_entry_ssh_cannot_resolve_is_the_host_list(rules, ssh):
+    root, shown = root_and_shown(rules, ssh + "\n" + ORTE)
+    assert root == "hostfile-invalid"
+    assert shown == ["hostfile-invalid"]  # the generic daemon-start failure is explained by it
+
+
+@pytest.mark.parametrize("ssh", [
+    "ssh: connect to host 192.168.11.1 port 50000: Connection refused",
+    "ssh: connect to host node2 port 22: No route to host",
+])
+def test_ssh_that_cannot_reach_the_node_is_a_reachability_failure(rules, ssh):
+    assert root_and_shown(rules, ssh + "\n" + ORTE)[0] == "network-unreachable"
+
+
+def test_ssh_warnings_of_a_healthy_launch_stay_quiet(rules):
+    text = ("Warning: Permanently added 'node2,10.0.0.2' (ECDSA) to the list of known hosts.\n"
+            "[1,0]<stdout>:epoch 0 loss 2.31\n[1,1]<stdout>:epoch 0 loss 2.29\n")
+    assert root_and_shown(rules, text) == (None, [])
