@@ -27,8 +27,9 @@ FAILING = [
     ("RuntimeError: [/opt/conda/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:769] connect [127.0.1.1]:45747: "
      "Connection refused", "wrong-network-interface"),
     # NCCL socket wordings across versions
+    # no route to the address a peer's NCCL advertised: that peer's interface choice (test_hang_families5)
     ("node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned "
-     "113(No route to host) errno 115(Operation now in progress)", "network-unreachable"),
+     "113(No route to host) errno 115(Operation now in progress)", "wrong-network-interface"),
     ("gpu1:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out",
      "network-unreachable"),
     ("host3:4153:4209 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused",
