@@ -129,3 +129,36 @@ def test_a_hand_written_trainer_class_named_otherwise_stays_raw_even_with_intern
     trainer = HAND_WRITTEN.format(imports=INTERNALS["pt_utils"]).replace("class Trainer:", "class LoopRunner:")
     hits, _ = _scan(tmp_path, trainer, ENTRY.format(name="LoopRunner"))
     assert "uneven-last-batch" in hits
+
+
+TRAINING_ARGS = '''
+import deepspeed
+import torch
+
+
+class TrainingArguments:
+    def _setup_devices(self):
+        if self.deepspeed:
+            deepspeed.init_distributed()
+        else:
+            torch.distributed.init_process_group(backend="nccl")
+        return torch.device("cuda", self.local_rank)
+'''
+
+
+@pytest.mark.parametrize("imports", [
+    "from .trainer_pt_utils import IterableDatasetShard\nfrom .training_args import TrainingArguments",
+    "from trainer_pt_utils import IterableDatasetShard\nfrom training_args import TrainingArguments",
+], ids=["package_relative", "copied_beside"])
+def test_the_frameworks_own_source_in_a_vendored_package_is_the_framework(tmp_path, imports):
+    """A repository that vendors the whole library (``src/transformers/trainer.py`` importing its siblings
+    relatively, ``training_args.py`` starting DeepSpeed or the process group)."""
+    package = tmp_path / "transformers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "training_args.py").write_text(TRAINING_ARGS)
+    (package / "trainer_pt_utils.py").write_text("class IterableDatasetShard:\n    pass\n")
+    (package / "trainer.py").write_text(VENDORED.format(imports=imports, name="Trainer"))
+    for scanned in (package / "trainer.py", package):
+        hits, _ = shown_findings([str(scanned)])
+        assert "uneven-last-batch" not in hits, (scanned, hits)

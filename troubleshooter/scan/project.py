@@ -181,7 +181,7 @@ class Project:
             if head in aliases:
                 (main_attrs if in_main else self._attr_refs).add(attr)
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
-        vendored = vendored_framework(self.P, aliases.values(), [n.name for n in others if n.__class__ is ast.ClassDef])
+        vendored = vendored_framework(self.P, [m for m, _ in imported], [n.name for n in others if n.__class__ is ast.ClassDef])
         if vendored:  # a copy of the framework's own entry: its DDP wrap is the framework's, not the project's
             self.raw_distributed = was_raw
             self.frameworks.add(vendored)
@@ -248,6 +248,10 @@ class Project:
             project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
         defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
         project.frameworks |= _annotated_frameworks(project.P, defs, index.aliases)
+        vendored = vendored_framework(project.P, [m for m, _ in _statement_imports(index.tree)], index.classes)
+        if vendored:  # the file is a copy of the framework's entry (see ``add``)
+            project.raw_distributed = False
+            project.frameworks.add(vendored)
         return project
 
     def _call(self, node: ast.Call, aliases: dict[str, str], qual: str | None = None) -> None:
@@ -523,9 +527,9 @@ def _is_entry(stmt: ast.stmt) -> bool:
 
 def framework_entry_in(index) -> bool:
     """The module itself starts a framework: it calls one's entry (``Accelerator()``, ``Trainer(...)``,
-    ``TrainingArguments``) or annotates a parameter with one's entry class."""
+    ``TrainingArguments``), annotates a parameter with one's entry class, or is a copy of one's entry class."""
     P = index.P
-    if any(_framework_of(P, site.name) for site in index.calls if site.name):
+    if any(_framework_of(P, site.name) for site in index.calls if site.name) or vendored_framework_of(index):
         return True
     defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
     return bool(_annotated_frameworks(P, defs, index.aliases))
@@ -535,10 +539,11 @@ def vendored_framework(P: Patterns, imported: Iterable[str], class_names: Iterab
     """The framework whose entry class a module holds a copy of, if any: it defines a class named like one of the
     framework's entry classes and imports the framework's own internals (its ``vendored_from`` modules), as
     ChatGLM's ``ptuning/trainer.py`` copies transformers' Trainer. Such a module does what the framework does."""
-    imported = list(imported)
+    tails = {q.rpartition(".")[2] for q in imported} | {q.rpartition(".")[0].rpartition(".")[2] for q in imported}
     for framework, spec in P.frameworks.items():
-        markers = spec.get("vendored_from")
-        if not markers or not any(q == m or q.startswith(m + ".") for q in imported for m in markers):
+        # the framework's module itself, or a copy beside it (``from .trainer_pt_utils import``, ``from
+        # trainer_pt_utils import``): the module's own name, whatever package holds it
+        if not any(m.rpartition(".")[2] in tails for m in spec.get("vendored_from", ())):
             continue
         entries = {last(q) for q in spec["entry"]}
         if any(name in entries for name in class_names):
@@ -546,9 +551,9 @@ def vendored_framework(P: Patterns, imported: Iterable[str], class_names: Iterab
     return None
 
 
-def vendored_framework_in(index) -> bool:
-    """The module is a copy of a framework's own entry class (:func:`vendored_framework`)."""
-    return vendored_framework(index.P, index.aliases.values(), index.classes) is not None
+def vendored_framework_of(index) -> str | None:
+    """The framework whose own entry class the module is a copy of (:func:`vendored_framework`), if any."""
+    return vendored_framework(index.P, [m for m, _ in _statement_imports(index.tree)], index.classes)
 
 
 def _annotated_frameworks(P: Patterns, defs: list, aliases: dict[str, str]) -> set[str]:

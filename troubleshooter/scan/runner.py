@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, PROJECT_TRIGGERS, Checker
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
-from troubleshooter.scan.project import Project, framework_entry_in, vendored_framework_in
+from troubleshooter.scan.project import Project, framework_entry_in, vendored_framework_of
 
 
 @dataclass
@@ -83,7 +83,10 @@ class FileScanner:
             return out
         project, text, shared = index.project, index.text, pending.shared
         self._record_project_facts(index)
-        own_raw = any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp and not vendored_framework_in(index)
+        # a copy of a framework's entry class (a vendored HF Trainer) is that framework's code, whatever else the
+        # project runs through (the framework's own sources start DeepSpeed too)
+        vendored = vendored_framework_of(index)
+        own_raw = any(t in text for t in DISTRIBUTED_TRIGGERS) and index.uses_ddp and not vendored
         # raw DDP elsewhere in the project (a vendored Trainer, the framework's own sources in its repository) does
         # not make a module that runs through a framework itself a raw-DDP one
         raw = own_raw or (project.raw_distributed and not framework_entry_in(index))
@@ -92,7 +95,9 @@ class FileScanner:
         for checker in self.checkers:
             if checker.distributed_only and not distributed:
                 continue
-            handled = checker.distributed_only and not raw and project.handled_by_framework(checker.id)
+            handled = checker.distributed_only and not raw and (
+                checker.id in self.P.frameworks[vendored]["handles"] if vendored
+                else project.handled_by_framework(checker.id))
             generic = shared and checker.triggers is DISTRIBUTED_TRIGGERS  # distributed through the project
             if not generic and not any(t in text for t in checker.triggers):
                 continue

@@ -172,8 +172,8 @@ def _tests_around(m, scope: ast.AST, target: ast.AST) -> list[ast.AST]:
 
 def _in_one_process_arm(m, site) -> bool:
     """The write sits in the arm of an ``if`` that runs only when there is one process: ``if world_size <= 1:``
-    (``== 1``, ``< 2``), the ``else`` of ``if world_size > 1:``, ``if not dist.is_initialized():`` (HF Trainer's
-    ``_save_rng_state``: one file alone, one file per process otherwise)."""
+    (``== 1``, ``< 2``), the ``else`` of ``if world_size > 1:``, ``if not dist.is_initialized():``, ``if
+    args.local_rank == -1:`` (HF Trainer's ``_save_rng_state``: one file alone, one file per process otherwise)."""
     scope = site.ctx.func.node if site.ctx.func is not None else m.tree
     for node in m.nodes_in(scope):
         if not isinstance(node, ast.If):
@@ -198,9 +198,12 @@ def _one_process_when(m, test: ast.AST) -> bool | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     words = {w.lower() for n in walk(test.left) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
+    bound, op = const(test.comparators[0]), test.ops[0]
+    if bound == -1 and isinstance(op, (ast.Eq, ast.NotEq)) and any(w.endswith("rank") for w in words | {
+            n.value.lower() for n in walk(test.left) if isinstance(n, ast.Constant) and isinstance(n.value, str)}):
+        return isinstance(op, ast.Eq)  # `if args.local_rank == -1:`: the launcher gave no rank, one process
     if not any("world_size" in w or w in m.P.process_count_words for w in words):
         return None
-    bound, op = const(test.comparators[0]), test.ops[0]
     if bound == 1 and isinstance(op, (ast.LtE, ast.Eq)) or bound == 2 and isinstance(op, ast.Lt):
         return True
     if bound == 1 and isinstance(op, (ast.Gt, ast.NotEq)) or bound == 2 and isinstance(op, ast.GtE):
