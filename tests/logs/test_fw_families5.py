@@ -120,3 +120,42 @@ def test_spawn_from_a_script_or_fork_from_a_notebook_is_not_the_notebook_limit(r
 def test_a_stated_reason_of_the_ranks_wins_over_the_notebook_framing(rules):
     root, _ = root_and_shown(rules, NOTEBOOK_SPAWN_OOM)
     assert root == "out-of-memory"
+
+
+# torch >= 2.4 picks a backend from the accelerator and refuses one it has no backend for (mps, xpu, ...).
+@pytest.mark.parametrize("line", [
+    "ValueError: We detected accelerator mps on your machine. But we don't know which communication backend "
+    "to use for this accelerator. Please specify the `backend` argument in the `init_process_group` call.",
+    "[rank0]: ValueError: We detected accelerator xpu on your machine. But we don't know which communication "
+    "backend to use for this accelerator. Please specify the `backend` argument in the `init_process_group` call.",
+])
+def test_an_accelerator_without_a_backend_is_backend_unavailable(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "backend-unavailable"
+
+
+# ROCm with HSA_OVERRIDE_GFX_VERSION naming an ISA the card cannot run: no kernels for this GPU.
+def test_rocm_invalid_isa_is_an_unsupported_gpu_architecture(rules):
+    line = (":0:rocdevice.cpp            :3018: 128688649210d us:  Callback: Queue 0x7f7f4d000000 aborting "
+            "with error : HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid. code: 0x100f")
+    root, _ = root_and_shown(rules, line)
+    assert root == "gpu-arch-unsupported"
+
+
+# Containers and managed services report SIGKILL as 128 + 9 in their own spelling.
+@pytest.mark.parametrize("text", [
+    "AlgorithmError: ExecuteUserScriptError:\nExitCode 137\nErrorMessage \"\"\n",
+    "Pod trainer-worker-0 was terminated with exitCode 137 in namespace default.",
+])
+def test_exit_code_137_in_container_spellings_is_a_sigkill(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "out-of-memory"
+
+
+@pytest.mark.parametrize("line", [
+    "ExitCode 1370 records written",
+    "exitCode 13",
+])
+def test_other_exit_numbers_are_not_sigkill(rules, line):
+    _, shown = root_and_shown(rules, line)
+    assert "out-of-memory" not in shown
