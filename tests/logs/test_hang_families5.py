@@ -138,3 +138,31 @@ def test_ssh_warnings_of_a_healthy_launch_stay_quiet(rules):
     text = ("Warning: Permanently added 'node2,10.0.0.2' (ECDSA) to the list of known hosts.\n"
             "[1,0]<stdout>:epoch 0 loss 2.31\n[1,1]<stdout>:epoch 0 loss 2.29\n")
     assert root_and_shown(rules, text) == (None, [])
+
+
+TAKEDOWN = ("[E ProcessGroupNCCL.cpp:488] Some NCCL operations have failed or timed out. Due to the asynchronous "
+            "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n"
+            "[E ProcessGroupNCCL.cpp:494] To avoid data inconsistency, we are taking the entire process down.\n")
+
+
+def test_the_watchdog_takedown_alone_is_not_a_clean_run(rules):
+    """All that reached the paste is NCCL taking the process down: a collective failed or timed out."""
+    assert root_and_shown(rules, TAKEDOWN)[0] == "collective-timeout"
+
+
+def test_the_watchdog_takedown_yields_to_the_error_it_follows(rules):
+    text = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total "
+            "capacity; 76.20 GiB already allocated)\n" + TAKEDOWN)
+    root, shown = root_and_shown(rules, text)
+    assert root == "out-of-memory"
+    assert "collective-timeout" not in shown
+
+
+@pytest.mark.parametrize("line", [
+    "waitForInput: poll for socket SocketImpl(fd=66, addr=[::ffff:10.164.0.78]:50434, "
+    "remote=[::ffff:10.164.0.78]:29500) returned 0, likely a timeout",
+    "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
+    "addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+])
+def test_a_store_socket_wait_that_ran_out_is_a_timeout_in_both_wordings(rules, line):
+    assert root_and_shown(rules, line)[0] == "collective-timeout"
