@@ -159,3 +159,38 @@ def test_exit_code_137_in_container_spellings_is_a_sigkill(rules, text):
 def test_other_exit_numbers_are_not_sigkill(rules, line):
     _, shown = root_and_shown(rules, line)
     assert "out-of-memory" not in shown
+
+
+# The open-file limit, as the DataLoader queue, torch, Python and NCCL each word it.
+@pytest.mark.parametrize("line", [
+    "RuntimeError: received 0 items of ancdata",
+    "RuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase "
+    "the limit using `ulimit -n` in the shell or change the sharing strategy by calling "
+    "`torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code",
+    "OSError: [Errno 24] Too many open files: '/data/train/shard-00017.tar'",
+    "node1:1234:1300 [0] misc/socket.cc:480 NCCL WARN socketAccept: Call to accept failed : Too many open files",
+])
+def test_the_open_file_limit_in_every_wording(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "open-files-limit"
+
+
+@pytest.mark.parametrize("line", [
+    "open files                      (-n) 1024",
+    "+ ulimit -n 65535",
+])
+def test_a_limit_printed_or_raised_is_quiet(rules, line):
+    _, shown = root_and_shown(rules, line)
+    assert "open-files-limit" not in shown
+
+
+# torch 1.x's device check names the output tensor without an argument number ('out'), here behind Ray.
+@pytest.mark.parametrize("line", [
+    "(BackendExecutor pid=5631) RuntimeError: Expected tensor for 'out' to have the same device as tensor for "
+    "argument #2 'mat1'; but device 1 does not equal 3 (while checking arguments for addmm)",
+    "RuntimeError: Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+    "'weight'; but device 0 does not equal 1 (while checking arguments for cudnn_convolution)",
+])
+def test_legacy_same_device_checks_are_device_mismatches(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "device-mismatch"
