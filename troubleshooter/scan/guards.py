@@ -122,13 +122,15 @@ class RankLogic:
 
     def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = (),
                  rank0_decorators: Iterable[str] = (), rank_switched: Iterable[str] = (),
-                 off_main_vars: Iterable[str] = ()):
+                 off_main_vars: Iterable[str] = (), flag_sides: dict[str, tuple[str, str]] | None = None):
         self.P = patterns
         self.rank_vars: set[str] = set(rank_vars)
         self.main_vars: set[str] = set(main_vars)
         self.rank0_decorators: set[str] = set(rank0_decorators)  # decorators that call the function on rank 0 only
         self.rank_switched: set[str] = set(rank_switched)  # objects switched off on some ranks (``disable=not is_main``)
         self.off_main_vars: set[str] = set(off_main_vars)  # flags true off the main process (``skip = rank != 0``)
+        # other flags with one side known: ``dummy = args.run == "dummy" or not master`` is false on the main only
+        self.flag_sides: dict[str, tuple[str, str]] = dict(flag_sides or {})
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
@@ -142,7 +144,7 @@ class RankLogic:
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
         assigns = [a for a in assigns if a.value.__class__ in _RANK_VALUES]  # no other value is ever read as one
         for _ in range(3):
-            before = len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars)
+            before = len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides)
             for stmt in assigns:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 if len(targets) != 1 or stmt.value is None:
@@ -154,8 +156,11 @@ class RankLogic:
                     self.rank_vars.add(name)
                 elif self._rank0_value(stmt.value):
                     self.main_vars.add(name)
-                elif stmt.value.__class__ is not ast.Call and self.classify(stmt.value) == (NONZERO, RANK0):
-                    self.off_main_vars.add(name)
+                elif stmt.value.__class__ is not ast.Call and (sides := self.classify(stmt.value)):
+                    if sides == (NONZERO, RANK0):
+                        self.off_main_vars.add(name)
+                    elif RANK0 in sides and name not in self.flag_sides:
+                        self.flag_sides[name] = sides
                 elif stmt.value.__class__ is ast.Call and any(
                         k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in stmt.value.keywords):
                     self.rank_switched.add(dotted(targets[0]) or name)
@@ -168,7 +173,7 @@ class RankLogic:
                     self.rank_vars.add(func.name)
             for call in calls:
                 self._learn_call(call, params, spawners)
-            if len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) == before:
+            if len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides) == before:
                 break
         self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
 
@@ -285,6 +290,8 @@ class RankLogic:
             return (RANK0, NONZERO)
         if self.off_main_vars and last(dotted(test)) in self.off_main_vars:
             return (NONZERO, RANK0)
+        if self.flag_sides and last(dotted(test)) in self.flag_sides:
+            return self.flag_sides[last(dotted(test))]
         if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
             return (NONZERO, RANK0)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:

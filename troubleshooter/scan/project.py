@@ -307,11 +307,11 @@ class Project:
                 self.add_source(str(helper), depth - 1)
 
     # ---- queries ----------------------------------------------------------------------------
-    def rank_names(self) -> tuple[set[str], set[str], set[str], set[str], set[str]]:
+    def rank_names(self) -> tuple[set[str], set[str], set[str], set[str], set[str], dict[str, tuple[str, str]]]:
         """(names holding a rank, names true on the main process only, rank-0 decorators, objects switched off on
-        some ranks, flags true off the main process) learnt across the project."""
+        some ranks, flags true off the main process, other flags with one side known) learnt across the project."""
         g = self.guards
-        return g.rank_vars, g.main_vars, g.rank0_decorators, g.rank_switched, g.off_main_vars
+        return g.rank_vars, g.main_vars, g.rank0_decorators, g.rank_switched, g.off_main_vars, g.flag_sides
 
     def handled_by_framework(self, finding_id: str) -> bool:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
