@@ -166,3 +166,42 @@ def test_the_watchdog_takedown_yields_to_the_error_it_follows(rules):
 ])
 def test_a_store_socket_wait_that_ran_out_is_a_timeout_in_both_wordings(rules, line):
     assert root_and_shown(rules, line)[0] == "collective-timeout"
+
+
+# Several copies that each run with no distributed world: the launcher's variables never reached them.
+SOLO = [
+    "Not using distributed mode",
+    "[2024-03-01 10:00:01] Distributed environment: NO",
+    "Distributed environment: DistributedType.NO",
+    "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: False, 16-bits training: True",
+    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/1",
+]
+TRAINING = "Epoch: [0]  [  10/5005]  eta: 1:20:01  lr: 0.1  loss: 6.9122 (6.9138)  time: 0.9613  data: 0.5098"
+
+
+@pytest.mark.parametrize("announce", SOLO)
+def test_copies_that_each_run_alone_miss_the_launcher_variables(rules, announce):
+    text = f"{announce}\nNamespace(batch_size=64, epochs=300)\n{announce}\n{TRAINING}\n{TRAINING}\n"
+    assert root_and_shown(rules, text)[1] == ["launcher-env-missing"]  # a check on symptoms: no root-cause line
+
+
+def test_copies_under_mpirun_labels_count_too(rules):
+    text = ("[1,0]<stdout>:Not using distributed mode\n[1,1]<stdout>:Not using distributed mode\n"
+            f"[1,0]<stdout>:{TRAINING}\n[1,1]<stdout>:{TRAINING}\n")
+    assert "launcher-env-missing" in root_and_shown(rules, text)[1]
+
+
+@pytest.mark.parametrize("announce", SOLO)
+def test_one_process_running_alone_is_a_single_process_run(rules, announce):
+    assert root_and_shown(rules, f"{announce}\n{TRAINING}\n{TRAINING}\n") == (None, [])
+
+
+def test_a_second_run_later_in_the_log_is_not_a_second_copy(rules):
+    text = f"Not using distributed mode\n{TRAINING}\nEpoch: [0] Total time: 1:10:00\nNot using distributed mode\n{TRAINING}\n"
+    assert root_and_shown(rules, text) == (None, [])
+
+
+def test_a_restart_after_a_failure_is_not_a_second_copy(rules):
+    text = ("Not using distributed mode\nTraceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n"
+            "FileNotFoundError: [Errno 2] No such file or directory: 'data/train'\nNot using distributed mode\n")
+    assert "launcher-env-missing" not in root_and_shown(rules, text)[1]

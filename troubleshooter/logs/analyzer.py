@@ -26,7 +26,7 @@ from troubleshooter.logs.framing import repair, strip_ansi
 from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.prefilter import Prefilter
 from troubleshooter.logs.signatures import Signature, compile_signatures
-from troubleshooter.logs.symptoms import RANK_FACT, STAGE_FACT, SymptomScanner
+from troubleshooter.logs.symptoms import RANK_FACT, SOLO_FACT, STAGE_FACT, SymptomScanner
 from troubleshooter.logs.symptomwords import words_of
 
 CHUNK = 4 << 20          # bytes read at a time
@@ -107,7 +107,8 @@ class LogAnalyzer:
         self.symptoms = SymptomScanner((s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size")),
                                        ((s.fact[len(STAGE_FACT):], s.bregex) for s in self.signatures
                                         if (s.fact or "").startswith(STAGE_FACT)),
-                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT), words_of(rules))
+                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT), words_of(rules),
+                                       (s.bregex for s in self.signatures if s.fact == SOLO_FACT))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker

@@ -15,7 +15,10 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
   the shape of a run that hung before its first step;
 - global ranks announced by more than one process while another rank of the declared world size was
   never announced (the ``log.rank_announced`` fact signatures: Lightning's "GLOBAL_RANK: n", ...):
-  two processes computed the same rank, so the world can never complete.
+  two processes computed the same rank, so the world can never complete;
+- processes that each announced running alone (the ``log.solo_announced`` fact signatures:
+  "Not using distributed mode", "Distributed environment: NO", ...) one after another at start-up,
+  with no training or failure line between them: several copies, none of them in a distributed world.
 
 The wordings (labels, loss/progress/rate words, what is masked) are ``rules/symptoms.yaml``
 (:mod:`troubleshooter.logs.symptomwords`); this module is the mechanism. The rules decide what the
@@ -48,6 +51,7 @@ FACTS = (
     FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
     FactSpec("log.ranks_announced_twice", "list", "Global ranks announced by more than one process while a rank below the declared world size never was"),
+    FactSpec("log.solo_processes", "int", "Processes that announced running alone one after another at start-up (two or more)"),
     FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
@@ -55,6 +59,7 @@ MAX_LINES = 20000       # lines of one family counted per log
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 RANK_FACT = "log.rank_announced"  # fact signatures of a process announcing its global rank
+SOLO_FACT = "log.solo_announced"  # fact signatures of a process announcing it runs with no distributed world
 
 
 class SymptomScanner:
@@ -62,11 +67,13 @@ class SymptomScanner:
 
     def __init__(self, world_size_patterns: Iterable[re.Pattern[bytes]] = (),
                  stage_patterns: Iterable[tuple[str, re.Pattern[bytes]]] = (),
-                 rank_patterns: Iterable[re.Pattern[bytes]] = (), words: SymptomWords | None = None):
+                 rank_patterns: Iterable[re.Pattern[bytes]] = (), words: SymptomWords | None = None,
+                 solo_patterns: Iterable[re.Pattern[bytes]] = ()):
         """``world_size_patterns``: byte regexes with a ``value`` group that declare a world size;
         ``stage_patterns``: (stage, byte regex) pairs of start-up lines, earliest stage first;
         ``rank_patterns``: byte regexes with a ``value`` group, a process announcing its global rank;
-        ``words``: the symptom wordings (default: the shipped ``rules/symptoms.yaml``)."""
+        ``words``: the symptom wordings (default: the shipped ``rules/symptoms.yaml``);
+        ``solo_patterns``: byte regexes of a process announcing it runs with no distributed world."""
         self.words = words or shipped_words()
         patterns = sorted({p.pattern for p in world_size_patterns})
         self._world = _alternation(patterns) if patterns else None
@@ -76,6 +83,7 @@ class SymptomScanner:
         self._stages = {stage: _alternation(found) for stage, found in stages.items()}
         self._world_values = [re.compile(p) for p in patterns]
         self._ranks = [re.compile(p.pattern) for p in rank_patterns]
+        self._solo = [re.compile(p.pattern) for p in solo_patterns]
         self._head: dict[str, bytearray] = {}
         self._tail: dict[str, bytes] = {}
         self._seen: dict[str, int] = {}
@@ -129,6 +137,9 @@ class SymptomScanner:
         twice = self._ranks_announced_twice(windows)
         if twice:
             facts["log.ranks_announced_twice"] = twice
+        solo = self._solo_processes(windows)
+        if solo:
+            facts["log.solo_processes"] = solo
         stage = self._ended_in_stage()
         if stage:
             facts["log.ended_in_stage"] = stage
@@ -206,6 +217,22 @@ class SymptomScanner:
         if sum(counts.values()) < world or all(r in counts for r in range(world)):
             return []
         return twice
+
+    def _solo_processes(self, windows: list[bytes]) -> int:
+        """The longest run of "running alone" announcements with no training or failure line between
+        two of them (several copies starting together); 0 when no run has two. A second run appended
+        to the log, or a restart after a failure, has training or error lines before it and starts a
+        run of its own."""
+        best = 0
+        for window in windows:
+            starts = sorted(m.start() for pattern in self._solo for m in pattern.finditer(window))
+            run = 1
+            for before, after in zip(starts, starts[1:]):
+                line_end = window.find(b"\n", before)
+                between = line_end if line_end != -1 and line_end < after else after
+                run = 1 if self.words.went_on.search(window, between, after) else run + 1
+                best = max(best, run)
+        return best if best >= 2 else 0
 
     def _world_size(self, text: bytes) -> int | None:
         for pattern in self._world_values:
