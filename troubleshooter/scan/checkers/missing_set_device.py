@@ -40,7 +40,7 @@ class MissingSetDeviceChecker(Checker):
         if ("cuda" in m.text or bool(ddp_wraps(m)) or bool(m.methods("to"))
                 or bool(m.calls_named(["torch.device"])) or bool(m.calls_named(collective_names(m)))):
             return True
-        gpu_work = {"cuda", "to", "device", "DistributedDataParallel", *m.P.collectives}
+        gpu_work = {*m.P.gpu_work_names, *m.P.collectives}
         return m.project is not None and bool(m.project.referenced & gpu_work)  # in another module of the scan
 
     @staticmethod
