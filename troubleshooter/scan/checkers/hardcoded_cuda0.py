@@ -34,13 +34,6 @@ class HardcodedCuda0Checker(Checker):
             yield Hit(line, f"{source(node)} pins every rank to GPU {gpu}: all processes share one GPU (OOM, "
                             f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
                       {"device": text, "variable": rank})
-        for line, node in self._bare_cuda_without_setup(m):
-            if line not in seen:
-                seen.add(line)
-                yield Hit(line, f"{source(node)} names the bare \"cuda\" device and nothing selects this process's "
-                                f"GPU (no set_device, no per-rank CUDA_VISIBLE_DEVICES): \"cuda\" is GPU 0 on every "
-                                f"rank; use cuda:{{{rank}}} (or set the device from the local rank first)",
-                          {"device": "cuda", "variable": rank})
         for site in self._loads_without_placement(m):
             if site.line not in seen:
                 seen.add(site.line)
@@ -48,30 +41,6 @@ class HardcodedCuda0Checker(Checker):
                                      "onto the GPU it was saved from (GPU 0), so GPU 0 holds a copy per process "
                                      f"(OOM, uneven memory); load with map_location=\"cpu\" or f\"cuda:{{{rank}}}\"",
                           {"device": "cuda:0", "variable": rank})
-
-    def _bare_cuda_without_setup(self, m):
-        """Modules or tensors placed on the bare ``"cuda"`` device (``.to("cuda")``, ``.to(torch.device("cuda"))``,
-        ``device=`` of a torch factory, or a name bound to one of those) on every rank's path of a GPU process group
-        that nothing binds to the rank's GPU: no ``set_device`` of any kind, no ``device_id=`` at init, no
-        ``CUDA_VISIBLE_DEVICES``. Without that set-up "cuda" is GPU 0 for every process. A device string handed
-        to a library helper (which may pick the rank's GPU itself) is not a placement, and a script that gets its
-        device from a library (``utils.get_device(...)``, ``get_accelerator().set_device(...)``) is left alone."""
-        if m.calls_named(m.P.set_device) or "CUDA_VISIBLE_DEVICES" in m.strings or _device_from_library(m):
-            return
-        inits = m.calls_named(m.P.init_process_group)
-        if not inits or any(s.kw("device_id") is not None or const(s.arg(0, "backend")) == "gloo" for s in inits):
-            return
-        for s in m.calls:
-            if self._skip(s.ctx):
-                continue
-            if s.method == "to" and isinstance(s.node.func, ast.Attribute):
-                placed = s.arg(0, "device")
-            elif s.name.startswith("torch.") and s.name != "torch.device":
-                placed = s.kw("device")
-            else:
-                continue
-            if placed is not None and _bare_cuda(m, placed, s):
-                yield s.line, s.node
 
     def _loads_without_placement(self, m):
         """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``) on every rank's
@@ -271,41 +240,6 @@ def _option_gpu_indices(m):
         if default is not None and _device_index(default) is not None and id(default) not in seen:
             seen.add(id(default))
             yield site.line, site.node, f"cuda:{_device_index(default)}"
-
-
-def _device_from_library(m) -> bool:
-    """Some call sets the device through another API (``get_accelerator().set_device(i)``), or a device name is
-    bound to what a library function returns (``self._device = utils.get_device(device=cfg.device)``): that
-    library may bind the process to its GPU itself."""
-    if any(s.method in m.P.device_binding_methods for s in m.calls):
-        return True
-    for target, bindings in m.bindings.items():
-        if "device" not in target.rpartition(".")[2].lower():
-            continue
-        for b in bindings:
-            made = m.site_of(b.value) if isinstance(b.value, ast.Call) else None
-            if made is not None and not made.name.startswith("torch.") and local_callee(m, made) is None \
-                    and made.method not in m.classes:
-                return True
-    return False
-
-
-def _bare_cuda(m, node, site) -> bool:
-    """``"cuda"`` or ``torch.device("cuda")`` with no index, directly or through a name the site's function binds
-    to one of them."""
-    name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-    if name and "." not in name:
-        bound = [b for b in m.bindings.get(name, ()) if b.ctx.func is site.ctx.func and b.line <= site.line]
-        node = max(bound, key=lambda b: b.line).value if bound else None
-    elif name and name.startswith("self.") and name.count(".") == 1:  # ``self.device = torch.device("cuda")``
-        cls = site.ctx.func.cls if site.ctx.func else None
-        bound = [b for b in m.bindings.get(name, ()) if cls and b.func and b.func.cls == cls]
-        node = bound[0].value if len(bound) == 1 else None
-    if const(node, default=...) == "cuda":
-        return True
-    made = m.site_of(node) if isinstance(node, ast.Call) else None
-    return made is not None and made.name == "torch.device" and const(made.arg(0)) == "cuda" \
-        and made.arg(1, "index") is None
 
 
 def _holds_state_dict(m, site) -> bool:

@@ -5,12 +5,18 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import collective_names, ddp_wraps, local_rank_name
-from troubleshooter.scan.model import const
+from troubleshooter.scan.checkers._common import (
+    collective_names, ddp_wraps, local_callee, local_rank_name, resolved_const,
+)
+from troubleshooter.scan.model import RANK0, const, dotted
 
 
 class MissingSetDeviceChecker(Checker):
-    """init_process_group on GPUs, no set_device anywhere in the scan, no device_id=."""
+    """init_process_group on GPUs, no set_device anywhere in the scan, no device_id=.
+
+    The bare ``"cuda"`` device (``.to("cuda")``, ``torch.device("cuda")``, ``.cuda()``) is GPU 0 of every process
+    exactly when this set-up is missing, so placements on it are evidence of this one defect (named in the
+    message), not a second finding."""
 
     id = "missing-set-device"
     satisfied_by = "set_device"
@@ -21,16 +27,21 @@ class MissingSetDeviceChecker(Checker):
         if m.calls_named(m.P.set_device):
             yield from self._cuda_work_before(m)
             return
+        if _device_from_library(m):
+            return
         for site in m.calls_named(m.P.init_process_group)[:1]:
-            backend = const(site.arg(0, "backend"))
+            backend = resolved_const(m, site.arg(0, "backend"), site)
             if site.kw("device_id") is not None or backend == "gloo" or (backend != "nccl" and "cuda" not in m.text):
                 continue
             if not self._uses_gpu(m):
                 continue
             rank = local_rank_name(m) or "local_rank"
+            bare = next(_bare_cuda_placements(m), None)
+            placed = (f"; {ast.unparse(bare.node)} at line {bare.line} therefore also lands on GPU 0"
+                      if bare is not None else "")
             yield Hit(site.line, f"the process group starts without torch.cuda.set_device({rank}): NCCL then uses "
                                  "the current device, GPU 0, on every rank ('Duplicate GPU detected', extra "
-                                 "memory and hangs on GPU 0)", {"variable": rank})
+                                 f"memory and hangs on GPU 0){placed}", {"variable": rank})
 
     @staticmethod
     def _uses_gpu(m) -> bool:
@@ -69,6 +80,64 @@ class MissingSetDeviceChecker(Checker):
                                      "there; set the device first (and load with map_location)",
                           {"variable": rank}, stands_when_satisfied=True)
                 return
+
+
+def _device_from_library(m) -> bool:
+    """Some call sets the device through another API (``get_accelerator().set_device(i)``), or a device name is
+    bound to what a library function returns (``self._device = utils.get_device(device=cfg.device)``): that
+    library may bind the process to its GPU itself (a method of the script's own objects is not a library)."""
+    if any(s.method in m.P.device_binding_methods for s in m.calls):
+        return True
+    for target, bindings in m.bindings.items():
+        if "device" not in target.rpartition(".")[2].lower():
+            continue
+        for b in bindings:
+            made = m.site_of(b.value) if isinstance(b.value, ast.Call) else None
+            if made is not None and not made.name.startswith("torch.") and local_callee(m, made) is None \
+                    and made.method not in m.classes and _imported(m, made.node.func):
+                return True
+    return False
+
+
+def _imported(m, func: ast.AST) -> bool:
+    """The callee is reached through an import (``utils.get_device``, ``from lib import get_device``), not a
+    method of the script's own objects (``self.config.get("device", "cuda")`` reads a setting)."""
+    return (dotted(func) or "").partition(".")[0] in m.aliases
+
+
+def _bare_cuda_placements(m):
+    """Modules or tensors placed on the bare ``"cuda"`` device (``.to("cuda")``, ``.to(torch.device("cuda"))``,
+    ``device=`` of a torch factory, or a name bound to one of those) on every rank's path. A device string handed
+    to a library helper (which may pick the rank's GPU itself) is not a placement."""
+    for s in m.calls:
+        if s.ctx.dist_branch or any(entry[1] == RANK0 for entry in s.ctx.sides) or (s.ctx.func and s.ctx.func.rank0):
+            continue
+        if s.method == "to" and isinstance(s.node.func, ast.Attribute):
+            placed = s.arg(0, "device")
+        elif s.name.startswith("torch.") and s.name != "torch.device":
+            placed = s.kw("device")
+        else:
+            continue
+        if placed is not None and _bare_cuda(m, placed, s):
+            yield s
+
+
+def _bare_cuda(m, node, site) -> bool:
+    """``"cuda"`` or ``torch.device("cuda")`` with no index, directly or through a name the site's function binds
+    to one of them."""
+    name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if name and "." not in name:
+        bound = [b for b in m.bindings.get(name, ()) if b.ctx.func is site.ctx.func and b.line <= site.line]
+        node = max(bound, key=lambda b: b.line).value if bound else None
+    elif name and name.startswith("self.") and name.count(".") == 1:  # ``self.device = torch.device("cuda")``
+        cls = site.ctx.func.cls if site.ctx.func else None
+        bound = [b for b in m.bindings.get(name, ()) if cls and b.func and b.func.cls == cls]
+        node = bound[0].value if len(bound) == 1 else None
+    if const(node, default=...) == "cuda":
+        return True
+    made = m.site_of(node) if isinstance(node, ast.Call) else None
+    return made is not None and made.name == "torch.device" and const(made.arg(0)) == "cuda" \
+        and made.arg(1, "index") is None
 
 
 CHECKER = MissingSetDeviceChecker()
