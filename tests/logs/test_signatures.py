@@ -101,6 +101,11 @@ def test_every_example_line_is_found_by_the_prefilter(rules):
                 assert found, (sig["id"], example)
             elif sig.get("fact"):
                 assert sig["fact"] in facts, (sig["id"], example)
+            elif sig.get("failure"):  # a failure naming no cause ends a run: the run is not clean
+                analyzer = LogAnalyzer(rules)
+                for line in ("epoch 1 step 1 loss 2.31", "epoch 1 step 2 loss 2.12", example):
+                    analyzer.feed(line)
+                assert "log.root_cause" in analyzer.facts(), (sig["id"], example)
             elif sig.get("wrapper"):
                 raw = example.encode()
                 flagged = analyzer._confirmed(raw, analyzer.prefilter.line_payloads(raw))

@@ -39,6 +39,7 @@ BLOCK = -1               # prefilter payload of the block tracker's anchors
 MIN_BATCH = 16           # candidate lines of one signature set in a chunk worth one joined search (_inert)
 MAX_RECORD_LINES = 8     # lines of one rank's record in torchrun's failure summary (time .. traceback)
 MAX_TEARDOWN_LINES = 4096  # exit lines of launcher summary records kept
+MAX_TAIL_FAILURES = 32     # recent ``tail`` failure lines kept per file (only the last lines can count)
 
 
 @dataclass
@@ -113,6 +114,9 @@ class LogAnalyzer:
         self._contexts: dict[str, _Context] = {}
         self._chains: dict[str, tuple[int, int | None]] = {}  # path -> (line, rank) of the last chain marker
         self._exit_lines: set[tuple[str, int]] = set()  # (path, line) a ``teardown`` context signature matched
+        self._failure_line: dict[str, Any] | None = None  # the first ``failure`` signature line (no ``tail``)
+        self._tail_failures: dict[str, list[dict[str, Any]]] = {}  # path -> recent ``tail`` failure lines
+        self._tail_counts: dict[tuple[str, str], int] = {}  # (signature, path) -> lines a ``tail`` one matched
         self._facts: dict[str, Any] = {}
         self._seq = 0              # global line counter across all inputs
         self._line_no: dict[str, int] = {}
@@ -293,6 +297,8 @@ class LogAnalyzer:
         for index in sorted(p for p in payloads if p != BLOCK):
             sig = self.signatures[index]
             match = sig.regex.search(body)
+            if match is None and sig.failure:  # a logger's level may be in the prefix: the whole line counts
+                match = sig.regex.search(text)
             if match is None:
                 continue
             values = sig.extract(match)
@@ -301,6 +307,8 @@ class LogAnalyzer:
                 self._chains[path] = (line_no, rank)
             elif sig.wrapper:
                 inner_from = max(inner_from, match.end())
+            elif sig.failure:
+                self._note_failure(sig, body, rank, path, line_no)
             elif sig.context:
                 if sig.teardown and len(self._exit_lines) < MAX_TEARDOWN_LINES:
                     self._exit_lines.add((path, line_no))
@@ -320,6 +328,30 @@ class LogAnalyzer:
                 findings_on_line.add(sig.finding)
                 produced.append(self._record(sig, rank, values, body, path, line_no, order))
         return [p for p in produced if p]
+
+    def _note_failure(self, sig: Signature, body: str, rank: int | None, path: str, line_no: int) -> None:
+        """Keep a line that shows the run failed (a ``failure`` signature): the first one, or the recent ones
+        of a ``tail`` signature (only those among their file's last lines count, see :meth:`_failure_evidence`)."""
+        record = {"text": body[:500], "rank": rank, "path": path, "line": line_no, "tail": sig.tail, "sig": sig.id}
+        if not sig.tail:
+            if self._failure_line is None:
+                self._failure_line = record
+            return
+        self._tail_counts[(sig.id, path)] = self._tail_counts.get((sig.id, path), 0) + 1
+        recent = self._tail_failures.setdefault(path, [])
+        recent.append(record)
+        if len(recent) > MAX_TAIL_FAILURES:
+            del recent[0]
+
+    def _failure_evidence(self) -> dict[str, Any] | None:
+        """The first line that shows the run failed: a ``failure`` signature's, or a ``tail`` one's that is
+        among the last lines of its file (the run ended there) and not on most of that file's lines (a log
+        collector's level on every line)."""
+        ends = [r for path, recent in self._tail_failures.items() for r in recent
+                if self._line_no.get(path, 0) - r["line"] < r["tail"]
+                and not _most_lines(self._tail_counts[(r["sig"], path)], self._line_no[path])]
+        found = [r for r in [self._failure_line, *ends] if r is not None]
+        return min(found, key=lambda r: (self.files.index(r["path"]), r["line"])) if found else None
 
     def _remember(self, sig: Signature, path: str, line_no: int, rank: int | None, values: dict[str, Any]) -> None:
         """Note where ``sig`` matched, for the refinements that name it."""
@@ -540,17 +572,23 @@ class LogAnalyzer:
     def _uncaught_exception(self) -> dict[str, Any] | None:
         """No hit and no launcher record, but an exception was raised (preferably one that ended a
         traceback), or a traceback was cut before its exception line, or only the launcher's own
-        exception (ChildFailedError) is left of the failure."""
+        exception (ChildFailedError) is left of the failure, or a line shows the run failed (a
+        ``failure`` signature: another tool's non-zero exit, another language's exception)."""
         exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc is None and self.blocks.dangling_frame is not None:
             frame = self.blocks.dangling_frame
             return {"id": None, "rank": frame["rank"], "path": frame["path"], "line": frame["line"],
                     "traceback": "a traceback whose exception line is missing from the log", "where": frame["where"]}
-        exc = exc or self.blocks.launcher_exception
+        exc = exc or self.blocks.launcher_exception or self._failure_evidence()
         if exc is None:
             return None
         return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
                 "traceback": exc["text"], "where": exc.get("where")}
+
+
+def _most_lines(count: int, lines: int) -> bool:
+    """Whether ``count`` of a file's ``lines`` are most of them."""
+    return 2 * count > lines
 
 
 def _drop_teardown_echoes(facts: dict[str, Any], failures: list[dict[str, Any]], first: int,

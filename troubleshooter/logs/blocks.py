@@ -34,7 +34,14 @@ _RANK_VALUE = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?"
 _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 # a traceback frame: CPython's ``File "x.py", line 12, in f`` or IPython/Jupyter's ``File ~/x.py:12, in f``
 _FRAME = re.compile(r'^File (?:"(?P<file>[^"]+)", line (?P<line>\d+)|(?P<ifile>\S+):(?P<iline>\d+), in )')
-_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|StopIteration|SystemExit))(?::|$)")
+# an exception line; Ray wraps the worker's exception type in its own: ``RayTaskError(ValueError): ...``
+_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|Exception|StopIteration|SystemExit))"
+                        r"(?:\([\w.]+\))?(?::|$)")
+# right after a traceback's frames, any exception class ends it (``socket.timeout: timed out``, ``queue.Empty``,
+# ``BackendCompilerFailed: ...``): a dotted name, or a capitalised one with a lower-case letter (not a logger's
+# ``INFO:``), alone or before a colon
+_EXCEPTION_AFTER_FRAME = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z]\w*[a-z]\w*)(?:\([\w.]+\))?(?::\s|:?$)")
+AFTER_FRAME_LINES = 3  # lines after a frame where its exception line may be (the source line, a caret line)
 # Python's reports of an exception it swallowed (the unraisable hook, atexit handlers), and the elastic agent's
 # logged exit-barrier error (its workers already finished): the traceback that follows ended nothing, so its
 # exception is not a failure of the run.
@@ -108,6 +115,7 @@ class BlockTracker:
     launcher_exception: dict[str, Any] | None = None  # the first exception the launcher itself raised
     _frames: dict[Any, str] = field(default_factory=dict)  # rank -> innermost "file:line" of its open traceback
     _swallowed: set = field(default_factory=set)  # ranks whose next exception Python reported as ignored
+    _after_frame: dict[Any, int] = field(default_factory=dict)  # rank -> lines left where a frame's exception may be
     _section: str | None = None
     _current: Failure | None = None
     _mpi: Failure | None = None
@@ -116,8 +124,9 @@ class BlockTracker:
 
     @property
     def open(self) -> bool:
-        """True inside a torchrun or OpenMPI failure summary: the caller must feed every line until it closes."""
-        return self._section is not None or self._mpi is not None
+        """True inside a torchrun or OpenMPI failure summary, or just after a traceback frame (its exception line
+        may carry no anchor): the caller must feed every line until it closes."""
+        return self._section is not None or self._mpi is not None or bool(self._after_frame)
 
     def context_rank(self) -> int | None:
         """The rank of the summary record being read (lines inside it belong to that rank)."""
@@ -147,8 +156,14 @@ class BlockTracker:
             if len(self._frames) < MAX_RECORDS or rank in self._frames:
                 self._frames[rank] = f"{frame.group('file') or frame.group('ifile')}:{frame.group('line') or frame.group('iline')}"
                 self.dangling_frame = {"where": self._frames[rank], "rank": rank, "path": path, "line": line}
+                self._after_frame[rank] = AFTER_FRAME_LINES
             return
         exc = _EXCEPTION.match(body)
+        if rank in self._after_frame:
+            left = self._after_frame.pop(rank) - 1
+            exc = exc or _EXCEPTION_AFTER_FRAME.match(body)
+            if exc is None and left:
+                self._after_frame[rank] = left
         if exc and rank in self._swallowed:
             self._swallowed.discard(rank)
             self._frames.pop(rank, None)

@@ -13,6 +13,11 @@ a ``note``, and exactly one purpose:
   ``teardown: true`` it marks a rank's exit line inside a launcher's failure summary (torchrun's
   ``exitcode : -9`` / ``traceback : Signal 9``): what other signatures read there for a rank that did
   not fail first is the launcher's teardown of that rank, not a second failure;
+- ``failure: true`` — the line shows that the run failed without saying why (a non-zero exit in some
+  tool's wording, another language's uncaught exception, a logger's ERROR record); optional ``tail: N``
+  (the line counts only among its file's last N lines: the run ended there). It makes no hit: when no
+  hit, launcher record or exception explains the failure, the first such line is the failure the report
+  names (``unrecognized-failure``), so a failing run is never reported clean;
 - ``wrapper: true`` — the match frames another message (``Original reason for failure was:``,
   ``what():``, ``caused by:``): on that line, hits after the wrapper (the innermost stated reason)
   replace hits before it. ``inner: before`` marks a wrapper that frames the *previous* exception
@@ -44,7 +49,7 @@ RESERVED_FACTS = frozenset({"log.lines", "log.failed_ranks", "log.exit_codes", "
 _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "id": ((str,), True), "pattern": ((str,), True), "note": ((str,), True),
     "finding": ((str,), False), "fact": ((str,), False), "context": ((bool,), False), "wrapper": ((bool,), False),
-    "teardown": ((bool,), False),
+    "failure": ((bool,), False), "tail": ((int,), False), "teardown": ((bool,), False),
     "inner": ((str,), False), "collect": ((str,), False), "priority": ((int,), False), "severity": ((str,), False),
     "echo": ((bool,), False), "generic": ((bool,), False), "refine": ((list,), False), "alone": ((bool,), False),
     "captures": ((dict,), False), "examples": ((list,), False),
@@ -82,6 +87,8 @@ class Signature:
     context: bool = False
     teardown: bool = False  # context signatures: a launcher summary's exit line of one rank
     wrapper: bool = False
+    failure: bool = False  # a line that shows the run failed, naming no cause (the report's last resort)
+    tail: int = 0  # failure signatures: counts only among its file's last ``tail`` lines (0 = anywhere)
     inner: str = "after"  # wrappers: where the reason they frame is (after them on the line, or before them)
     collect: str = "unique"
     priority: int = 0
@@ -254,11 +261,12 @@ def validate_signature_file(data: Any, known_findings: Iterable[str] | None = No
 
 
 def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tuple[int | None, str, str, str]]:
-    purposes = [k for k in ("finding", "fact", "context", "wrapper") if k in sig and sig[k] is not False]
+    purposes = [k for k in ("finding", "fact", "context", "wrapper", "failure") if k in sig and sig[k] is not False]
     if len(purposes) != 1:
-        yield (sig.line, f"a signature needs exactly one of finding, fact, context, wrapper; found {purposes or 'none'}",
+        yield (sig.line, f"a signature needs exactly one of finding, fact, context, wrapper, failure; found {purposes or 'none'}",
                "finding: <catalog id> for evidence, fact: log.<name> for information, context: true for refine, "
-               "wrapper: true for a message that frames another", where)
+               "wrapper: true for a message that frames another, failure: true for a failure that names no cause",
+               where)
         return
     purpose = purposes[0]
     finding_only = ("priority", "severity", "echo", "generic", "refine", "alone")
@@ -293,6 +301,8 @@ def _check_purpose(sig: dict, known: set[str] | None, where: str) -> Iterator[tu
             yield sig.line_of("collect"), f"collect {sig['collect']!r} is not one of {COLLECT_MODES}", "", where
     elif "collect" in sig:
         yield sig.line_of("collect"), "'collect' only applies to fact signatures", "", where
+    if "tail" in sig and (purpose != "failure" or sig["tail"] < 1):
+        yield sig.line_of("tail"), "'tail' applies to failure signatures and is a number of lines (1 or more)", "", where
     if sig.get("teardown") and purpose != "context":
         yield sig.line_of("teardown"), "'teardown' only applies to context signatures", "", where
     if "inner" in sig and (purpose != "wrapper" or sig["inner"] not in INNER_MODES):
@@ -345,7 +355,7 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
             fact=sig.get("fact"), context=bool(sig.get("context")), teardown=bool(sig.get("teardown")),
-            wrapper=bool(sig.get("wrapper")),
+            wrapper=bool(sig.get("wrapper")), failure=bool(sig.get("failure")), tail=int(sig.get("tail", 0)),
             inner=sig.get("inner", "after"), collect=sig.get("collect", "unique"),
             priority=int(sig.get("priority", 0)), severity=sig.get("severity"), echo=bool(sig.get("echo")),
             generic=bool(sig.get("generic")), refine=refine, alone=sig.get("alone", True) is not False, captures=dict(sig.get("captures") or {}),
