@@ -53,7 +53,8 @@ class HfCacheContentionChecker(Checker):
             ident = const(name)
             if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:
                 continue
-            if name is not None and P.matches("local_directory_names", last(dotted(name))):
+            if name is not None and P.matches("local_directory_names", last(dotted(name))) and not self._hub_id_bound(
+                    m, name, site):
                 continue  # from_pretrained(output_dir): a local folder, not the Hub
             if site.kw("data_files") is not None:
                 continue  # load_dataset("json", data_files=path): the user's own files through a packaged builder
@@ -101,6 +102,13 @@ class HfCacheContentionChecker(Checker):
         names = [d.func if isinstance(d, ast.Call) else d for d in getattr(node, "decorator_list", ())]
         return any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")) in m.P.rank_zero_first_contexts
                    for n in names)
+
+    @staticmethod
+    def _hub_id_bound(m, name, site) -> bool:
+        """``model_path = "org/model"`` then ``from_pretrained(model_path)``: the script itself names a Hub id."""
+        binding = m.binding(dotted(name), site.line, site.ctx.func) if isinstance(name, ast.Name) else None
+        value = const(binding.value) if binding is not None else None
+        return isinstance(value, str) and "/" in value.strip("/") and not value.startswith(("/", ".", "~"))
 
     @staticmethod
     def _barrier_before(m, site) -> bool:
