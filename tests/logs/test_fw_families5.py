@@ -194,3 +194,21 @@ def test_a_limit_printed_or_raised_is_quiet(rules, line):
 def test_legacy_same_device_checks_are_device_mismatches(rules, line):
     root, _ = root_and_shown(rules, line)
     assert root == "device-mismatch"
+
+
+# 128 + signal, as Horovod's runner, Open MPI's summary and containers print it, for the other signals.
+@pytest.mark.parametrize(("line", "want"), [
+    ("Process 3 exit with status code 134.", "native-crash"),
+    ("Pod trainer-worker-1 was terminated with exitCode 139 in namespace default.", "native-crash"),
+    ("Process exited with exit code 143", "unrecognized-failure"),
+    ("  Exit code:    143", "unrecognized-failure"),
+])
+def test_exit_statuses_of_other_signals_in_runner_spellings(rules, line, want):
+    root, _ = root_and_shown(rules, line)
+    assert root == want
+
+
+@pytest.mark.parametrize("line", ["Exit code: 1430 tokens", "exitCode 14"])
+def test_longer_or_shorter_numbers_are_not_signals(rules, line):
+    _, shown = root_and_shown(rules, line)
+    assert not shown
