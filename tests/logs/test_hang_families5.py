@@ -205,3 +205,27 @@ def test_a_restart_after_a_failure_is_not_a_second_copy(rules):
     text = ("Not using distributed mode\nTraceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n"
             "FileNotFoundError: [Errno 2] No such file or directory: 'data/train'\nNot using distributed mode\n")
     assert "launcher-env-missing" not in root_and_shown(rules, text)[1]
+
+
+# Open MPI's TCP transport (BTL) between the hosts of an mpirun job.
+BTL = "[node1][[63694,1],2][btl_tcp_endpoint.c:800:mca_btl_tcp_endpoint_complete_connect] connect() to {addr} failed: {why}"
+
+
+@pytest.mark.parametrize("addr,why", [("10.1.2.3", "Connection timed out (110)"), ("10.1.2.3", "Connection refused (111)")])
+def test_an_mpi_transport_connection_a_peer_refuses_or_drops_is_reachability(rules, addr, why):
+    assert root_and_shown(rules, BTL.format(addr=addr, why=why))[0] == "network-unreachable"
+
+
+@pytest.mark.parametrize("addr,why", [
+    ("172.16.128.11", "No route to host (113)"),   # an address of the peer this host cannot route to
+    ("172.17.0.1", "Connection refused (111)"),     # docker0's own address: present on every host
+    ("192.168.122.1", "Connection timed out (110)"),  # libvirt's virbr0 likewise
+])
+def test_an_mpi_transport_connection_over_the_wrong_interface_is_the_interface(rules, addr, why):
+    assert root_and_shown(rules, BTL.format(addr=addr, why=why))[0] == "wrong-network-interface"
+
+
+def test_a_tcp_btl_warning_about_unused_openfabrics_stays_quiet(rules):
+    text = ("WARNING: There was an error initializing an OpenFabrics device.\n\n  Local host:   node1\n"
+            "  Local device: mlx5_0\n[1,0]<stdout>:Epoch 1 loss 0.52\n[1,1]<stdout>:Epoch 1 loss 0.51\n")
+    assert root_and_shown(rules, text) == (None, [])
