@@ -212,3 +212,17 @@ def test_exit_statuses_of_other_signals_in_runner_spellings(rules, line, want):
 def test_longer_or_shorter_numbers_are_not_signals(rules, line):
     _, shown = root_and_shown(rules, line)
     assert not shown
+
+
+# Lightning 1.8+/2.x asked for accelerator="gpu" on a machine where neither CUDA nor MPS is available.
+def test_lightning_without_a_gpu_backend_is_no_visible_gpu(rules):
+    root, _ = root_and_shown(rules, "lightning_fabric.utilities.exceptions.MisconfigurationException: "
+                                    "No supported gpu backend found!")
+    assert root == "cuda-invalid-device"
+
+
+# DeepSpeed's communication layer used before its backend was initialised.
+def test_deepspeed_backend_not_set_is_process_group_not_initialized(rules):
+    root, _ = root_and_shown(rules, "AssertionError: DeepSpeed backend not set, please initialize it using "
+                                    "init_process_group()")
+    assert root == "process-group-not-initialized"
