@@ -56,7 +56,8 @@ def _hits(tmp_path, load: str, module_level: str = "") -> dict:
 
 @pytest.mark.parametrize("load", [
     '    vae = AutoencoderKL.from_pretrained(args.pretrained_model_path, subfolder="vae").cuda()',
-    '    vae_path = os.path.join(args.pretrained_model_path, "vae")\n    vae = AutoencoderKL.from_pretrained(vae_path).cuda()',
+    '    vae_path = os.path.join(args.pretrained_model_path, "vae")\n'
+    '    vae = AutoencoderKL.from_pretrained(vae_path).cuda()',
     '    path = args.pretrained_model_path\n    vae = AutoencoderKL.from_pretrained(path).cuda()',
 ], ids=["option_attribute", "joined_path", "bare_path"])
 def test_a_path_named_argument_is_a_local_folder(tmp_path, load):

@@ -173,7 +173,7 @@ class RankLogic:
                     self.rank_vars.add(func.name)
             for call in calls:
                 self._learn_call(call, params, spawners)
-            if len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides) == before:
+            if before == len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides):
                 break
         self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
 

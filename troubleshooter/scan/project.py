@@ -181,7 +181,8 @@ class Project:
             if head in aliases:
                 (main_attrs if in_main else self._attr_refs).add(attr)
         self.has_entry |= any(_is_entry(stmt) for stmt in tree.body)
-        vendored = vendored_framework(self.P, [m for m, _ in imported], [n.name for n in others if n.__class__ is ast.ClassDef])
+        vendored = vendored_framework(self.P, [m for m, _ in imported],
+                                      [n.name for n in others if n.__class__ is ast.ClassDef])
         if vendored:  # a copy of the framework's own entry: its DDP wrap is the framework's, not the project's
             self.raw_distributed = was_raw
             self.frameworks.add(vendored)
@@ -248,7 +249,7 @@ class Project:
             project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
         defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
         project.frameworks |= _annotated_frameworks(project.P, defs, index.aliases)
-        vendored = vendored_framework(project.P, [m for m, _ in _statement_imports(index.tree)], index.classes)
+        vendored = vendored_framework_of(index)
         if vendored:  # the file is a copy of the framework's entry (see ``add``)
             project.raw_distributed = False
             project.frameworks.add(vendored)
@@ -535,25 +536,30 @@ def framework_entry_in(index) -> bool:
     return bool(_annotated_frameworks(P, defs, index.aliases))
 
 
-def vendored_framework(P: Patterns, imported: Iterable[str], class_names: Iterable[str]) -> str | None:
+def vendored_framework(P: Patterns, imported, class_names: Iterable[str]) -> str | None:
     """The framework whose entry class a module holds a copy of, if any: it defines a class named like one of the
     framework's entry classes and imports the framework's own internals (its ``vendored_from`` modules), as
-    ChatGLM's ``ptuning/trainer.py`` copies transformers' Trainer. Such a module does what the framework does."""
+    ChatGLM's ``ptuning/trainer.py`` copies transformers' Trainer. Such a module does what the framework does.
+    ``imported``: the module's imported names, or a function returning them (called only when a class name fits)."""
+    candidates = [framework for framework, spec in P.frameworks.items() if spec.get("vendored_from")
+                  and any(name in {last(q) for q in spec["entry"]} for name in class_names)]
+    if not candidates:
+        return None
+    imported = list(imported() if callable(imported) else imported)
     tails = {q.rpartition(".")[2] for q in imported} | {q.rpartition(".")[0].rpartition(".")[2] for q in imported}
-    for framework, spec in P.frameworks.items():
+    for framework in candidates:
         # the framework's module itself, or a copy beside it (``from .trainer_pt_utils import``, ``from
         # trainer_pt_utils import``): the module's own name, whatever package holds it
-        if not any(m.rpartition(".")[2] in tails for m in spec.get("vendored_from", ())):
-            continue
-        entries = {last(q) for q in spec["entry"]}
-        if any(name in entries for name in class_names):
+        if any(m.rpartition(".")[2] in tails for m in P.frameworks[framework]["vendored_from"]):
             return framework
     return None
 
 
 def vendored_framework_of(index) -> str | None:
     """The framework whose own entry class the module is a copy of (:func:`vendored_framework`), if any."""
-    return vendored_framework(index.P, [m for m, _ in _statement_imports(index.tree)], index.classes)
+    if not index.classes:
+        return None
+    return vendored_framework(index.P, lambda: [m for m, _ in _statement_imports(index.tree)], index.classes)
 
 
 def _annotated_frameworks(P: Patterns, defs: list, aliases: dict[str, str]) -> set[str]:
