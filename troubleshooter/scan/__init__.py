@@ -98,6 +98,19 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _one_per_place(found: list[dict]) -> list[dict]:
+    """The first hit at each (file, line): a helper's code is judged in its own file and where a scanned file
+    calls it."""
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for hit in found:
+        place = (hit["path"], hit["line"])
+        if place not in seen:
+            seen.add(place)
+            out.append(hit)
+    return out
+
+
 def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
     """Scan files and directories with the patterns of ``rules`` (a loaded RuleSet; default: the shipped
     rules); a syntax error is recorded and the scan goes on."""
@@ -132,6 +145,8 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
         files += 1
         parsed.append((path, data, parse(path, data)))
     project = Project(patterns)
+    scanner.files = project.files
+    scanner.inliner.known = {project.files.real(path): (data, tree) for path, data, tree in parsed}
     on_path = project.distributed_path([m for m in parsed if not isinstance(m[2], SyntaxError)])
     helpers: list[str] = []
     for path, data, tree in parsed:
@@ -155,6 +170,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     for checker in checkers:
         if checker.satisfied_by and scanner.project_calls(checker.satisfied_by):
             hits[checker.id] = [h for h in hits[checker.id] if h.get("stands")]
+        hits[checker.id] = _one_per_place(hits[checker.id])
     result.facts = {f"scan.{ident}": sorted(h, key=lambda x: (x["path"], x["line"])) for ident, h in hits.items()}
     result.facts.update({
         "scan.files": files,

@@ -596,6 +596,7 @@ class FileLookups:
     def __init__(self):
         self._real: dict[str, str] = {}
         self._found: dict[tuple[str, str, int], str | None] = {}
+        self._folders: dict[str, str] = {}  # file -> its folder
         self._is_file: dict[str, bool] = {}
         self._is_dir: dict[str, bool] = {}
         self._parents: dict[str, list[str]] = {}  # folder -> it and its two parents
@@ -634,6 +635,17 @@ class FileLookups:
                 seen.add(found)
                 out.append((module, found))
         return out
+
+    def find(self, path: str, module: str, level: int) -> str | None:
+        """The local file an import of ``module`` (``level`` dots) in the file ``path`` names, if any."""
+        folder = self._folders.get(path)
+        if folder is None:
+            folder = self._folders[path] = os.path.dirname(path)
+        at = (folder, module, level)
+        found = self._found.get(at, False)
+        if found is False:
+            found = self._found[at] = self._find(*at)
+        return found if found != path else None
 
     def _find(self, folder: str, module: str, level: int) -> str | None:
         """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local."""

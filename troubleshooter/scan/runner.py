@@ -6,9 +6,10 @@ import ast
 from dataclasses import dataclass, field
 
 from troubleshooter.scan.checkers import DISTRIBUTED_TRIGGERS, PROJECT_TRIGGERS, Checker
+from troubleshooter.scan.inline import Expansion, Inliner, setup_words
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
-from troubleshooter.scan.project import Project, framework_entry_in, vendored_framework_of
+from troubleshooter.scan.project import FileLookups, Project, framework_entry_in, vendored_framework_of
 
 
 @dataclass
@@ -29,6 +30,7 @@ class PendingFile:
     path: str
     index: ModuleIndex | None = None
     shared: bool = False  # the project is distributed (set-up possibly elsewhere): no per-file pre-filter
+    expansion: Expansion | None = None  # the file with the local helpers it calls inlined (lines to map back)
 
 
 class FileScanner:
@@ -41,6 +43,8 @@ class FileScanner:
         self.max_workers: int | None = None
         self._satisfied: set[str] = set()
         self._triggers = tuple({t for c in checkers for t in c.triggers} | {"num_workers"})
+        self.inliner = Inliner(setup_words(patterns))
+        self.files = FileLookups()  # import resolution of files scanned without a project (a scan shares its own)
 
     def project_calls(self, key: str) -> bool:
         """True when some scanned file calls a name of pattern list ``key``."""
@@ -62,7 +66,11 @@ class FileScanner:
         if isinstance(tree, SyntaxError):
             pending.outcome.syntax_error = {"path": path, "line": tree.lineno or 1, "detail": tree.msg}
             return pending
-        text = data.decode("utf-8", errors="replace")
+        expansion = self.inliner.expand(path, data, tree, project.files if project is not None else self.files)
+        if expansion is not None:
+            pending.expansion, tree, text = expansion, expansion.tree, expansion.text
+        else:
+            text = data.decode("utf-8", errors="replace")
         pending.shared = project is not None and bool(project.raw_distributed or project.frameworks)
         if not any(t in text for t in self._triggers) and not (
                 pending.shared and any(t in text for t in PROJECT_TRIGGERS)):
@@ -108,11 +116,7 @@ class FileScanner:
                 out.internal_errors.append(f"{path}: checker {checker.id} failed: {type(exc).__name__}: {exc}")
                 continue
             if found:
-                out.hits[checker.id] = [
-                    {"detail": h.detail, "path": path, "line": h.line, "vars": dict(h.vars), "order": h.line,
-                     **({"end_line": h.end_line} if h.end_line else {}),
-                     **({"stands": True} if h.stands_when_satisfied else {}),
-                     **({"severity": h.severity} if h.severity else {})} for h in found]
+                out.hits[checker.id] = _placed(found, path, pending.expansion)
         return out
 
     def _record_project_facts(self, index: ModuleIndex) -> None:
@@ -124,6 +128,24 @@ class FileScanner:
             workers = const(site.kw("num_workers"))
             if isinstance(workers, int) and not isinstance(workers, bool):
                 self.max_workers = max(workers, self.max_workers or 0)
+
+
+def _placed(found: list, path: str, expansion: Expansion | None) -> list[dict]:
+    """The hit facts of a checker's hits, at the file and line of the code each one is about (a helper's own
+    line for code inlined from it); one per place."""
+    out, seen = [], set()
+    for h in found:
+        where, line = expansion.place(path, h.line) if expansion is not None else (path, h.line)
+        if (where, line) in seen:
+            continue
+        seen.add((where, line))
+        end = expansion.place(path, h.end_line)[1] if expansion is not None and h.end_line else h.end_line
+        detail = expansion.placed_text(h.detail, path, where) if expansion is not None else h.detail
+        out.append({"detail": detail, "path": where, "line": line, "vars": dict(h.vars), "order": line,
+                    **({"end_line": end} if end else {}),
+                    **({"stands": True} if h.stands_when_satisfied else {}),
+                    **({"severity": h.severity} if h.severity else {})})
+    return out
 
 
 def parse(path: str, data: bytes) -> ast.Module | SyntaxError:

@@ -18,6 +18,8 @@ class CheckpointWithoutModuleChecker(Checker):
     def check(self, m):
         if "consume_prefix_in_state_dict_if_present" in m.text or any("module." in s for s in m.strings):
             return  # the loading side strips the prefix
+        if any(_own_loader(m, site) for site in m.calls):
+            return  # weights go in through the model's own loading method, which may rename the keys
         for wrap in [*ddp_wraps(m), *_helper_wraps(m)]:
             name = wrap.assigned_to
             if not name or wrap.ctx.sides or self._restored_into_wrapper(m, wrap, name):
@@ -266,6 +268,13 @@ class CheckpointWithoutModuleChecker(Checker):
             if any(contains(root, site.node) for root in roots):
                 return True
         return False
+
+
+def _own_loader(m, site) -> bool:
+    """``model.load_weight(torch.load(path))``: a method of the model's own (not ``load_state_dict``) takes a loaded
+    checkpoint."""
+    return site.recv is not None and "load" in site.method and site.method != "load_state_dict" and any(
+        isinstance(a, ast.Call) and m.qual(a.func) == "torch.load" for a in site.node.args)
 
 
 def _helper_wraps(m):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, local_callee, wrapped_models
+from troubleshooter.scan.checkers._common import contains, local_callee, option_default, wrapped_models
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
 _BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
@@ -40,9 +40,11 @@ class GradAccumWithoutNoSyncChecker(Checker):
                 continue
             if any(_skips_exactly_off_the_step(test, skip_in_body, gate) for test, skip_in_body in chosen):
                 continue  # ``ctx = model.no_sync if (i + 1) % k != 0 else nullcontext``: skipped off the step only
-            steps = self._accum_name(gate.test)
+            steps = self._accum_name(gate.test) or _named_count(m, gate.test)
             if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
                 continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
+            if steps and const(option_default(m, steps)) == 1:
+                continue  # accumulation off by default: its command-line option defaults to 1 (``--update_freq``)
             reported.add(backward[0].line)
             when = f"skipped while {ast.unparse(gate.test)}" if _skips_rest(gate) else f"only when {ast.unparse(gate.test)}"
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step {when}) "
@@ -139,6 +141,16 @@ def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
     name = dotted(test)
     return bool(name) and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
                               for b in m.bindings.get(name, ()) for n in ast.walk(b.value))
+
+
+def _named_count(m: ModuleIndex, test: ast.AST) -> str | None:
+    """The count of a flag's accumulation test: ``k`` of ``is_update = step % k == 0`` for ``if is_update:``."""
+    name = dotted(test)
+    for binding in m.bindings.get(name, ()) if name else ():
+        for node in ast.walk(binding.value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and dotted(node.right):
+                return dotted(node.right)
+    return None
 
 
 def _chosen_by_reference(m: ModuleIndex) -> list[tuple[ast.AST, bool]]:

@@ -175,6 +175,8 @@ class MissingDistributedSamplerChecker(Checker):
 
     @staticmethod
     def _sharded_or_iterable(m, dataset: str, site) -> bool:
+        if _under_iterable_test(m, dataset, site):
+            return True  # ``if isinstance(dataset, IterableDataset): DataLoader(dataset, ...)``
         binding = m.binding(dataset, site.line, site.ctx.func)
         if binding is None:
             return False
@@ -371,6 +373,17 @@ def _batches_itself(m, site) -> bool:
     return isinstance(given, ast.Constant) and given.value is None
 
 
+
+def _under_iterable_test(m, dataset: str, site) -> bool:
+    """The loader is built only where ``isinstance(<dataset>, <an iterable-style class>)`` holds."""
+    holder = site.ctx.func.node if site.ctx.func is not None else m.tree
+    for node in m.nodes_in(holder):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Call) and dotted(node.test.func) == "isinstance" \
+                and len(node.test.args) == 2 and dotted(node.test.args[0]) == dataset \
+                and "Iterable" in ast.unparse(node.test.args[1]) and any(site in m.sites_in(s) for s in node.body):
+            return True
+    return False
+
 CHECKER = MissingDistributedSamplerChecker()
 
 
@@ -386,4 +399,3 @@ def _always_none(m, sampler, site) -> bool:
     else:
         bindings = [b for b in m.bindings.get(name, ()) if b.func is func]
     return bool(bindings) and all(isinstance(b.value, ast.Constant) and b.value.value is None for b in bindings)
-
