@@ -89,3 +89,20 @@ train_one_epoch(model)
 ValueError: bad shape
 """)
     assert facts["log.root_cause"]["traceback"] == "ValueError: bad shape"
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["file", "stream"])
+@pytest.mark.parametrize("bar", [
+    "Epoch 0:   3%|▎         | 30/1000 [00:05<02:41,  6.01it/s]\rEpoch 0:   3%|▎         | 31/1000 [00:05<02:40,  6.02it/s]",
+    "Epoch 0:   3%|▎         | 31/1000 [00:05<02:40,  6.02it/s]",  # pasted from a terminal: the last redraw only
+    " 12%|█▏        | 12/100 [00:01<00:08, 10.2it/s, loss=2.31]",
+], ids=["redraws", "pasted", "postfix"])
+def test_a_progress_bar_glued_before_an_error_is_not_part_of_it(rules, bar, whole):
+    facts = analyse(rules, PROGRESS + bar + "KeyError: 'LOCAL_RANK'\n", whole=whole)
+    assert facts["log.root_cause"]["id"] == "launcher-env-missing"
+
+
+def test_a_progress_bar_alone_keeps_its_text(rules):
+    from troubleshooter.logs.lineprefix import split_prefix
+    line = "[rank0]: 45%|████▌     | 450/1000 [01:00<01:10, 7.8it/s, loss=nan]"
+    assert split_prefix(line).body == "45%|████▌     | 450/1000 [01:00<01:10, 7.8it/s, loss=nan]"

@@ -297,8 +297,8 @@ class LogAnalyzer:
         for index in sorted(p for p in payloads if p != BLOCK):
             sig = self.signatures[index]
             match = sig.regex.search(body)
-            if match is None and sig.failure:  # a logger's level may be in the prefix: the whole line counts
-                match = sig.regex.search(text)
+            if match is None and (sig.failure or sig.context) and len(body) < len(text):
+                match = sig.regex.search(text)  # a logger's level, a progress bar glued before: in the prefix
             if match is None:
                 continue
             values = sig.extract(match)

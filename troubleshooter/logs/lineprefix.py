@@ -6,7 +6,8 @@ Launchers decorate each line: ``[rank3]:`` / ``[default0]:`` (torchrun), ``0:`` 
 loggers add timestamps (ISO, glog, syslog) and their own fields; a paste adds a quote's ``>``. The
 wordings are ``line_prefixes`` of ``rules/symptoms.yaml``; this module is the mechanism. Prefixes nest
 (``0: [rank9]:[E1121 …]``), so they are peeled off in a loop; the innermost rank label (the
-process's own) wins over an outer task or host label.
+process's own) wins over an outer task or host label. A tqdm bar that a message was printed after
+(no newline ended the bar) is a prefix too, and what carriage returns redrew over is dropped first.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def split_prefix(line: str, year: int = 1970, words: SymptomWords | None = None)
     shipped ones)."""
     words = words or shipped_words()
     prefix, kinds = words.prefix, words.prefix_kinds
+    redrawn = line.rfind("\r")
+    if redrawn >= 0:  # progress-bar redraws (carriage returns) before it: a terminal shows what follows the last
+        line = line[redrawn + 1:]
     out = LinePrefix(body=line)
     pos = 0
     for _ in range(MAX_PREFIXES):
