@@ -227,3 +227,24 @@ def test_line_mentions_in_messages_are_source_lines(tmp_path):
             assert hit["line"] < 100 and (hit.get("end_line") or 0) < 100, hit
             assert "line 1000" not in hit["detail"] and not any(
                 word.isdigit() and int(word) >= 1000 for word in hit["detail"].split()), hit
+
+
+@pytest.mark.parametrize("where", ["beside", "package-beside-the-folder"])
+def test_relative_paths_find_the_local_modules(tmp_path, monkeypatch, where):
+    """``troubleshoot scan train.py`` from the script's folder, ``tools/train.py`` from the repository root: the
+    imports resolve against the real folders, not against an empty path."""
+    if where == "beside":
+        root = _write(tmp_path, {"ddp_setup.py": SETUP, "train.py": ENTRY.format(
+            imports="import torch.distributed as dist\nfrom ddp_setup import setup_distributed",
+            call="setup_distributed")})
+        monkeypatch.chdir(root)
+        entry = "train.py"
+    else:
+        root = _write(tmp_path, {"lib/__init__.py": "", "lib/ddp_setup.py": SETUP, "tools/train.py": ENTRY.format(
+            imports="import torch.distributed as dist\nfrom lib.ddp_setup import setup_distributed",
+            call="setup_distributed")})
+        monkeypatch.chdir(root)
+        entry = "tools/train.py"
+    result = scan_paths([entry])
+    assert result.facts["scan.uses_distributed"] is True
+    assert "checkpoint-without-module" in result.hits and "missing-distributed-sampler" in result.hits, result.hits

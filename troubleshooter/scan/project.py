@@ -621,7 +621,7 @@ class FileLookups:
 
     def resolve(self, path: str, imported: list[tuple[str, int]]) -> list[tuple[str, str]]:
         """(module, file) of the local modules named by imports (relative to the file's folder and its parents)."""
-        folder = os.path.dirname(str(path))
+        folder = self.folder(str(path))
         out: list[tuple[str, str]] = []
         seen = {str(path)}
         for module, level in imported:
@@ -636,11 +636,17 @@ class FileLookups:
                 out.append((module, found))
         return out
 
-    def find(self, path: str, module: str, level: int) -> str | None:
-        """The local file an import of ``module`` (``level`` dots) in the file ``path`` names, if any."""
+    def folder(self, path: str) -> str:
+        """The folder of a file, absolute when the path is relative (``train.py`` scanned from its own folder
+        imports its neighbours, and ``tools/train.py`` the packages beside ``tools``)."""
         folder = self._folders.get(path)
         if folder is None:
-            folder = self._folders[path] = os.path.dirname(path)
+            folder = self._folders[path] = os.path.dirname(path if os.path.isabs(path) else os.path.abspath(path))
+        return folder
+
+    def find(self, path: str, module: str, level: int) -> str | None:
+        """The local file an import of ``module`` (``level`` dots) in the file ``path`` names, if any."""
+        folder = self.folder(path)
         at = (folder, module, level)
         found = self._found.get(at, False)
         if found is False:
