@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
+from troubleshooter.scan.checkers._common import ddp_wraps, resolved_const, wrapped_name
 from troubleshooter.scan.model import const, dotted
 
 
@@ -31,12 +31,14 @@ class GradientCheckpointingConflictChecker(Checker):
     @staticmethod
     def _find_unused_source(m) -> tuple[int, str] | None:
         """(line, model) of a find_unused_parameters=True: a DDP wrap, a framework's DDP settings (Accelerate's
-        DistributedDataParallelKwargs, Lightning's DDPStrategy, TrainingArguments) or Lightning's strategy string."""
+        DistributedDataParallelKwargs, Lightning's DDPStrategy, TrainingArguments) or Lightning's strategy string.
+        The flag may be a literal, an option's unchanged default (``args.find_unused_parameters``) or a name bound once."""
         for wrap in ddp_wraps(m):
-            if const(wrap.kw("find_unused_parameters")) is True:
+            if resolved_const(m, wrap.kw("find_unused_parameters"), wrap) is True:
                 return wrap.line, wrapped_name(wrap) or "model"
         for site in m.calls_named(m.P.ddp_settings):
-            if any(const(site.kw(k)) is True for k in ("find_unused_parameters", "ddp_find_unused_parameters")):
+            if any(resolved_const(m, site.kw(k), site) is True
+                   for k in ("find_unused_parameters", "ddp_find_unused_parameters")):
                 return site.line, "model"
         if "ddp_find_unused_parameters_true" in m.strings:
             return next((s.line for s in m.calls if "ddp_find_unused_parameters_true" in
