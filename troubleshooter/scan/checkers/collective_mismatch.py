@@ -154,6 +154,9 @@ class CollectiveMismatchChecker(Checker):
         made = m.site_of(binding.value) if binding is not None and isinstance(binding.value, ast.Call) else None
         if made is not None and made.name:
             spellings.append(f"{last(made.name).lower()}.{site.method}")
+        first = _first_unpacked_from(m, site)
+        if first is not None and first.name:  # ``engine, opt, _, _ = deepspeed.initialize(...)``: the engine
+            spellings.append(f"{first.name}[0].{site.method}")
         lightning = any(q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
         return any(m.P.matches("framework_collectives", method) or (
             lightning and m.P.matches("lightning_collectives", method)) for method in spellings) \
@@ -171,6 +174,23 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
+    """The call whose result's first element the receiver holds (``engine, optimizer, _, _ = deepspeed.initialize(...)``,
+    ``engine = deepspeed.initialize(...)[0]``;
+    an attribute such as ``self.deepspeed`` may be unpacked in another method of the class)."""
+    recv, func = site.recv, site.ctx.func
+    binding = m.binding(recv, site.line, func)
+    if binding is not None and isinstance(binding.value, ast.Subscript) and isinstance(binding.value.value, ast.Call) \
+            and const(binding.value.slice) == 0:  # ``engine = deepspeed.initialize(...)[0]``
+        return m.site_of(binding.value.value)
+    for made in m.calls:
+        if made.unpacked_to and made.unpacked_to[0] == recv and (
+                made.ctx.func is func or (recv.startswith("self.") and made.ctx.func is not None and func is not None
+                                          and made.ctx.func.cls is not None and made.ctx.func.cls == func.cls)):
+            return made
+    return None
 
 
 def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
