@@ -1,4 +1,4 @@
-# expect: unsynced-dropout-rng
+# expect: unsynced-dropout-rng, unused-parameters-error
 import os
 import random
 

@@ -49,11 +49,30 @@ def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
     return out
 
 
+def prepared_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
+    """(prepare call, analysed class) for a model of a class in this file that a framework call wraps in DDP
+    (``model, opt, loader = accelerator.prepare(model, opt, loader)``: ``ddp_returning_preparers``)."""
+    out = []
+    for site in m.calls:
+        if site.method not in m.P.ddp_returning_preparers or site.recv is None:
+            continue
+        for arg in site.node.args:
+            name = dotted(arg)
+            binding = m.binding(name, site.line, site.ctx.func) if name else None
+            cls = _class_of(m, binding.value if binding else arg)
+            if cls is not None:
+                out.append((site, analyse(m, cls)))
+    return out
+
+
 def _class_of(m: ModuleIndex, node: ast.AST | None) -> ast.ClassDef | None:
     while isinstance(node, ast.Call):
         target = node.func
         if isinstance(target, ast.Name) and target.id in m.classes:
             return m.classes[target.id]
+        if m.qual(target) in m.P.sync_batchnorm and node.args:  # ``SyncBatchNorm.convert_sync_batchnorm(Net())``
+            node = node.args[0]
+            continue
         node = target.value if isinstance(target, ast.Attribute) else None
     return None
 
@@ -129,6 +148,7 @@ def _kind(m: ModuleIndex, test: ast.AST, inputs: set[str]) -> str:
 
 
 _RANK = {ALWAYS: 0, CONFIG: 1, INPUT: 2, RANDOM: 3}
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> None:
@@ -146,19 +166,32 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
                 for attr in set(info.uses) - before:
                     info.flag_uses[attr] = flag[5:]
             _collect_uses(m, info, stmt.orelse, inner, inputs)
-            if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) and not stmt.orelse:
-                kind = inner  # everything after an early return is conditional too
+            if stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+                kind = inner  # everything after an early return (or a loop's continue / break) is conditional too
             continue
         if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+            items = _loop_items_kind(m, stmt, kind, inputs) if isinstance(stmt, ast.For) else kind
             for expr in ast.iter_child_nodes(stmt):
                 if isinstance(expr, ast.expr):
-                    _note(info, expr, kind)
+                    _note(info, expr, items if expr is getattr(stmt, "iter", None) else kind)
             for part in ("body", "orelse", "finalbody"):
                 _collect_uses(m, info, getattr(stmt, part, []) or [], kind, inputs)
             for handler in getattr(stmt, "handlers", []):
                 _collect_uses(m, info, handler.body, kind, inputs)
             continue
         _note(info, stmt, kind)
+
+
+def _loop_items_kind(m: ModuleIndex, loop: ast.For, kind: str, inputs: set[str]) -> str:
+    """How a loop uses the items it iterates: ``for layer in self.layers: if random.random() < p: continue`` (an
+    exit before the loop variable is first used) uses them only under that test."""
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for stmt in loop.body:
+        if any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(stmt)):
+            break
+        if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+            kind = max(kind, _kind(m, stmt.test, inputs), key=_RANK.get)
+    return kind
 
 
 def _note(info: ModelClass, node: ast.AST, kind: str) -> None:

@@ -45,6 +45,7 @@ class CollectiveMismatchChecker(Checker):
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
         yield from self._one_rank_breaks(m, names, reach)
+        yield from self._clock_conditions(m, names, reach)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -113,6 +114,41 @@ class CollectiveMismatchChecker(Checker):
                                     "stops leaves the others blocked in the next all-reduce or barrier until the "
                                     "timeout; all-reduce the metric (or broadcast the decision) first",
                               {"variable": "break"})
+
+    def _clock_conditions(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
+        """A collective (or a local function that runs one) under an ``if`` on this process's own clock
+        (``time.time() - last_save >= interval``): each rank takes the test at its own moment, so at some step one rank
+        enters the collective while the others go on to the next one, and both block (speechbrain's time-based
+        intra-epoch checkpoint ending in a barrier). Quiet when the clock-derived value went through a collective
+        (a broadcast or all-reduced decision) in the same function."""
+        if not m.P.clock_calls or not any(s.name in m.P.clock_calls for s in m.calls):
+            return
+        tests_of: dict[int, dict] = {}
+        clocks_of: dict[int, set[str]] = {}
+        for site in m.calls:
+            func = site.ctx.func
+            if func is None or func.name == "<class>" or site.ctx.sides or not site.ctx.optional:
+                continue
+            if id(func) not in tests_of:
+                tests_of[id(func)] = path_tests(func.node)
+                clocks_of[id(func)] = _clock_names(m, func, names, reach)
+            test = next((t for t, holds in tests_of[id(func)].get(id(site.node), ())
+                         if holds and _on_clock(m, t, clocks_of[id(func)]) and not _positivity(t)
+                         and not m.mentions_rank(t) and not _mentions_flag(m, t)), None)
+            if test is None:
+                continue
+            if self._is_collective(m, site, names):
+                label = site.method
+            else:
+                callee = local_callee(m, site)
+                runs = reach.of_call(callee, site, {}) if callee is not None and callee is not func else None
+                if not runs:
+                    continue
+                label = f"{callee.name}() (it runs {runs})"
+            yield Hit(site.line, f"{label} runs only when `{ast.unparse(test)}` holds, a test on this process's own "
+                                 "clock: each rank takes it at its own moment, so one rank enters the collective while "
+                                 "another goes on to the next one, and both block until the timeout; decide on one "
+                                 "rank and broadcast the decision (or test a step count)", {"variable": label})
 
     @staticmethod
     def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
@@ -191,6 +227,44 @@ def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
                                           and made.ctx.func.cls is not None and made.ctx.func.cls == func.cls)):
             return made
     return None
+
+
+def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[str]:
+    """Names (and ``self.`` attributes) of ``func`` bound to a clock reading or to an expression over one
+    (``last = time.time()``, ``elapsed = time.time() - start``), minus those handed to a collective, to a helper that
+    runs one or is named for one (``sync_flag(elapsed > limit)``): the decision was synchronised."""
+    def syncs(s: CallSite) -> bool:
+        if s.name in names or _imported_collective_helper(m, s) or m.P.matches("collective_helper_names", s.method):
+            return True
+        callee = local_callee(m, s)
+        return callee is not None and callee is not func and bool(reach.of(callee, {}))
+
+    synced = {dotted(n) for s in m.calls if s.ctx.func is func and s.node.args and syncs(s)
+              for a in s.node.args for n in ast.walk(a) if dotted(n)}
+    found: set[str] = set()
+    for _ in range(3):
+        for node in m.nodes_in(func.node):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
+                    and _on_clock(m, node.value, found):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {dotted(t) for t in targets if dotted(t)} - synced
+    return found
+
+
+def _positivity(test: ast.AST) -> bool:
+    """``elapsed > 0`` / ``dt >= 0.0``: a guard against dividing by a zero duration, true on every rank."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Gt, ast.GtE)) \
+        and const(test.comparators[0]) in (0, 0.0)
+
+
+def _on_clock(m: ModuleIndex, test: ast.AST, clock_names: set[str]) -> bool:
+    """``test`` reads a clock call or a name bound from one."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and m.qual(node.func) in m.P.clock_calls:
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in clock_names:
+            return True
+    return False
 
 
 def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:

@@ -6,7 +6,8 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import wrapped_name
-from troubleshooter.scan.checkers._modules import ALWAYS, INPUT, ModelClass, analyse, flag_off, wrapped_classes
+from troubleshooter.scan.checkers._modules import (
+    ALWAYS, INPUT, RANDOM, ModelClass, analyse, flag_off, prepared_classes, wrapped_classes)
 from troubleshooter.scan.model import const, dotted
 
 
@@ -18,10 +19,14 @@ class UnusedParametersErrorChecker(Checker):
     def check(self, m):
         if "requires_grad" in m.text:
             return  # frozen layers are legitimately unused; we cannot tell which
-        for wrap, cls in wrapped_classes(m):
+        for wrap, cls in [*wrapped_classes(m), *prepared_classes(m)]:
             flag = wrap.kw("find_unused_parameters")
             if flag is not None and const(flag, default=True) is not False:
                 continue
+            if wrap.method in m.P.model_preparers and any(
+                    const(site.kw("find_unused_parameters"), default=True) is not False
+                    for site in m.calls_named(m.P.ddp_settings)):
+                continue  # ``Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])``
             if cls.dynamic:
                 continue
             model = wrapped_name(wrap) or "model"
@@ -35,6 +40,8 @@ class UnusedParametersErrorChecker(Checker):
                     why = f"self.{attr} (line {line}) is never used by {cls.name}.forward"
                 elif use == INPUT:
                     why = f"self.{attr} is used only under an input-dependent branch (line {cls.use_lines[attr]})"
+                elif use == RANDOM:
+                    why = f"self.{attr} is used only when a random draw says so (line {cls.use_lines[attr]})"
                 elif attr in cls.flag_uses and flag_off(m, wrap, cls, cls.flag_uses[attr]):
                     why = (f"self.{attr} is used only when self.{cls.flag_uses[attr]} is set (line "
                            f"{cls.use_lines[attr]}), which this model is built without")
@@ -59,8 +66,12 @@ class UnusedParametersErrorChecker(Checker):
             if sub.dynamic:
                 continue
             for attr, line in sorted(sub.params.items(), key=lambda kv: kv[1]):
-                if attr not in sub.conditional_init and attr not in sub.uses:
-                    yield Hit(wrap.line, f"{path}.{attr} ({sub_name}, line {line}) is never used by {sub_name}.forward, "
+                if attr in sub.conditional_init:
+                    continue
+                skipped = _skipped_sometimes(sub, attr)
+                if attr not in sub.uses or skipped:
+                    how = skipped or "is never used by"
+                    yield Hit(wrap.line, f"{path}.{attr} ({sub_name}, line {line}) {how} {sub_name}.forward, "
                                          f"so its parameters get no gradient and DDP({model}) without "
                                          "find_unused_parameters=True fails with 'Expected to have finished reduction in "
                                          "the prior iteration'", {"model": model, "variable": f"{path}.{attr}"})
@@ -72,13 +83,38 @@ def _always_used(cls: ModelClass) -> list[str]:
     return [attr for attr in cls.params if cls.uses.get(attr) == ALWAYS and attr not in cls.conditional_init]
 
 
+def _skipped_sometimes(sub: ModelClass, attr: str) -> str | None:
+    """How a submodule's forward uses ``self.<attr>`` only on some calls: under a random draw (stochastic depth,
+    layer drop), or under a test on an optional argument (``residual=None``) that some callers leave out."""
+    use, line = sub.uses.get(attr), sub.use_lines.get(attr)
+    if use == RANDOM:
+        return f"is used only when a random draw says so (line {line}) in"
+    if use != INPUT:
+        return None
+    forward = next((f for f in sub.node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+    if forward is None:
+        return None
+    args = forward.args
+    positional = args.args[len(args.args) - len(args.defaults):]
+    optional = {a.arg for a, d in zip([*positional, *args.kwonlyargs], [*args.defaults, *args.kw_defaults])
+                if d is not None and const(d, default=...) is None}
+    for node in ast.walk(forward):
+        if isinstance(node, ast.If) and node.body[0].lineno <= line <= node.body[-1].end_lineno:
+            tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & optional
+            if tested:
+                return f"is used only when the optional argument `{sorted(tested)[0]}` is passed (line {line}) to"
+    return None
+
+
 def _local_class_of(m, owner: ModelClass, attr: str) -> str | None:
-    """The class of this file that ``self.<attr> = Cls(...)`` in ``owner.__init__`` instantiates, if any."""
+    """The class of this file that ``self.<attr> = ...`` in ``owner.__init__`` instantiates, alone or as the one
+    kind of item of a container (``nn.ModuleList(Block(d) for _ in range(n))``, ``nn.Sequential(*[Block(d) ...])``)."""
     for node in ast.walk(owner.node):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and dotted(node.targets[0]) == f"self.{attr}" \
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
-                and node.value.func.id in m.classes:
-            return node.value.func.id
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and dotted(node.targets[0]) == f"self.{attr}":
+            made = {n.func.id for n in ast.walk(node.value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id in m.classes}
+            if len(made) == 1:
+                return made.pop()
     return None
 
 
