@@ -572,6 +572,8 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
             if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
                                         or site.method[:1].isupper() or _local_instance(index, site)):
                 sites.setdefault(site.method, []).append((position, site))
+        for name, inner in _callback_calls(index, defs):
+            sites.setdefault(name, []).append((position, inner))
     P = indexes[0].P if indexes else None
     callers_of: list[tuple[FuncInfo, list[CallSite]]] = []
     for name, infos in defs.items():
@@ -586,6 +588,33 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
                 info.rank0 = True
             if all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
                 info.rank0_first = True
+
+
+def _callback_calls(index: "ModuleIndex", defs: dict) -> list[tuple[str, CallSite]]:
+    """(function name, call) for a function handed to a local helper that calls it through its parameter:
+    ``run_on_main(self.save)`` with ``def run_on_main(func): if is_main(): func()`` calls ``save`` where it calls
+    ``func``, so ``save`` runs on rank 0 only when those calls do."""
+    out = []
+    for site in index.calls:
+        infos = index.functions.get(site.method, ())
+        if len(infos) != 1 or site.recv not in (None, "self") or infos[0].name == "<class>":
+            continue
+        helper = infos[0]
+        params = [a.arg for a in helper.node.args.args]
+        if params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        bound = list(zip(params, site.node.args)) + [(k.arg, k.value) for k in site.node.keywords if k.arg]
+        for param, value in bound:
+            text = dotted(value)
+            if not text or text.count(".") > 1 or (text.count(".") == 1 and not text.startswith("self.")):
+                continue
+            name = last(text)
+            if name not in defs or name == site.method:
+                continue
+            out += [(name, inner) for inner in index.calls
+                    if inner.ctx.func is helper and inner.recv is None and inner.method == param
+                    and isinstance(inner.node.func, ast.Name)]
+    return out
 
 
 def _local_instance(index: "ModuleIndex", site: CallSite) -> bool:
