@@ -15,26 +15,36 @@ class MissingSetEpochChecker(Checker):
     id = "missing-set-epoch"
 
     def check(self, m):
-        if any(self._moves_epoch(m, site) for site in m.methods("set_epoch")) or (
-                m.project is not None and "set_epoch" in m.project.referenced and not m.methods("set_epoch")):
-            return  # also through a loader wrapper of the project (LAVIS IterLoader calls sampler.set_epoch)
+        if m.project is not None and "set_epoch" in m.project.referenced and not m.methods("set_epoch"):
+            return  # through a loader wrapper of the project (LAVIS IterLoader calls sampler.set_epoch)
+        moving = [s for s in m.methods("set_epoch") if self._moves_epoch(m, s)]
         for site in _sampler_sites(m):
             if const(site.kw("shuffle"), default=True) is False:
                 continue
             names = self._names_of(m, site)
-            loader = next((dl for dl in dataloaders(m) if self._feeds(m, site, names, dl.kw("sampler"))), None)
-            if loader is None:
+            fed = next(((dl, how) for dl in dataloaders(m) if (how := self._feeds(m, site, names, dl))), None)
+            if fed is None:
                 continue
+            loader, how = fed
             loader_name = loader_label(loader)
+            missed = [s for s in moving if not _reaches(s, how)]
+            if len(missed) < len(moving):
+                continue  # some set_epoch can reach this sampler
             if self._evaluation_only(m, loader_name):
                 continue
-            sampler = next(iter(names), None) or f"{loader_name}.sampler"
+            sampler = next(iter(names), None) or f"{loader_name}.{how}"
             epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m) or self._reiterated(m, loader_name)
             if epoch_var is None:
                 continue
             fixed = m.methods("set_epoch")
-            what = (f"set_epoch is only called at line {fixed[0].line} with an epoch that does not change per epoch"
-                    if fixed else f"{sampler}.set_epoch({epoch_var}) is never called")
+            if missed:
+                what = (f"set_epoch is called on {missed[0].recv} (line {missed[0].line}), which is the loader's "
+                        f"default sampler: the DistributedSampler sits inside {loader_name}'s batch_sampler, so "
+                        f"{loader_name}.batch_sampler.sampler.set_epoch({epoch_var}) is never called")
+            elif fixed:
+                what = f"set_epoch is only called at line {fixed[0].line} with an epoch that does not change per epoch"
+            else:
+                what = f"{sampler}.set_epoch({epoch_var}) is never called"
             yield Hit(site.line, f"{sampler} is a shuffling DistributedSampler but {what}: every epoch repeats the "
                                  "same order on every rank", {"sampler": sampler, "loader": loader_name, "variable": epoch_var})
 
@@ -51,9 +61,25 @@ class MissingSetEpochChecker(Checker):
                                                    if isinstance(b.value, (ast.IfExp, ast.BoolOp))
                                                    and contains(b.value, site.node)]
 
+    @classmethod
+    def _feeds(cls, m, site, names: list[str], loader) -> str | None:
+        """How the loader receives this sampler: ``"sampler"`` (its ``sampler=``, by keyword or position: the call,
+        a name bound to it, or a local function returning it), ``"batch_sampler"`` (a batch sampler built around
+        it: ``batch_sampler=BatchSampler(sampler, 32, True)``, a custom class taking it), else None."""
+        if cls._is_sampler(m, site, names, loader.kw("sampler")):
+            return "sampler"
+        given = loader.kw("batch_sampler")
+        if isinstance(given, (ast.Name, ast.Attribute)):
+            bound = m.binding(dotted(given), loader.line, loader.ctx.func)
+            given = bound.value if bound is not None else given
+        if isinstance(given, ast.Call) and any(cls._is_sampler(m, site, names, arg) for arg in
+                                               [*given.args, *(k.value for k in given.keywords)]):
+            return "batch_sampler"
+        return None
+
     @staticmethod
-    def _feeds(m, site, names: list[str], given: ast.AST | None) -> bool:
-        """The loader's ``sampler=`` is this sampler: the call, a name bound to it, or a local function returning it."""
+    def _is_sampler(m, site, names: list[str], given: ast.AST | None) -> bool:
+        """``given`` is this sampler: the call, a name bound to it, or a local function returning it."""
         if given is None:
             return False
         if given is site.node or (dotted(given) and dotted(given) in names):
@@ -137,14 +163,43 @@ def _gradient_free(m, loop) -> bool:
             or any(m.qual(d.func if isinstance(d, ast.Call) else d) in free for d in decorators))
 
 
+def _reaches(site, how: str) -> bool:
+    """A set_epoch call can reach a sampler the loader received as ``how``: not when it is made on
+    ``<loader>.sampler`` while the DistributedSampler sits inside the loader's ``batch_sampler`` (the loader's
+    ``.sampler`` is then its default SequentialSampler; open-mmlab/mmcv#472)."""
+    recv = site.recv or ""
+    return not (how == "batch_sampler" and recv.endswith(".sampler") and not recv.endswith("batch_sampler.sampler"))
+
+
 def _sampler_sites(m):
     """DistributedSampler calls, also through a local alias of the class
-    (``sampler_cls = RandomSampler if args.local_rank == -1 else DistributedSampler`` ... ``sampler_cls(data)``)."""
-    samplers = m.P.distributed_samplers
+    (``sampler_cls = RandomSampler if args.local_rank == -1 else DistributedSampler`` ... ``sampler_cls(data)``), and
+    of the script's own subclasses of one whose order still follows the epoch."""
+    samplers = m.P.distributed_samplers | _epoch_subclasses(m)
     aliases = {target for target, bindings in m.bindings.items() for b in bindings
                if isinstance(b.value, (ast.Name, ast.Attribute, ast.IfExp, ast.BoolOp)) and any(
                    isinstance(n, (ast.Name, ast.Attribute)) and m.qual(n) in samplers for n in ast.walk(b.value))}
     return [site for site in m.calls if site.name in samplers or (site.name in aliases and site.recv is None)]
+
+
+def _epoch_subclasses(m) -> set[str]:
+    """The script's classes derived (directly or through each other) from a DistributedSampler that keep its
+    epoch-seeded order: no ``__iter__`` of their own, or one that reads ``self.epoch`` or calls ``super()``. A
+    subclass with its own order (a fixed seed, no epoch) does not need set_epoch."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, node in m.classes.items():
+            if name in found or not any(m.qual(b) in m.P.distributed_samplers or dotted(b) in found
+                                        for b in node.bases):
+                continue
+            own = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__iter__"), None)
+            if own is None or any((isinstance(n, ast.Attribute) and n.attr == "epoch") or
+                                  (isinstance(n, ast.Name) and n.id == "super") for n in ast.walk(own)):
+                found.add(name)
+                changed = True
+    return found
 
 
 CHECKER = MissingSetEpochChecker()
