@@ -169,3 +169,12 @@ def main(local_rank):
 
 def test_endless_generator_over_the_loader_repeats_the_order(tmp_path):
     assert ID in scan_ids(tmp_path, ENDLESS.format(inner="            pass"))
+
+
+def test_set_epoch_on_an_attribute_holding_the_sampler_itself_reaches_it(tmp_path):
+    """``self.sampler = sampler`` ... ``self.sampler.set_epoch(epoch)`` (a trainer keeping the sampler): not a
+    loader's default sampler."""
+    code = BATCHED.format(build=BUILDS[0], epoch="        holder.sampler.set_epoch(epoch)").replace(
+        "    model = DistributedDataParallel(", "    holder = Holder(sampler)\n    model = DistributedDataParallel(").replace(
+        "\n\ndef main():", "\n\nclass Holder:\n    def __init__(self, sampler):\n        self.sampler = sampler\n\n\ndef main():")
+    assert ID not in scan_ids(tmp_path, code)

@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains, dataloaders, loader_label, local_callee
-from troubleshooter.scan.model import const, dotted
+from troubleshooter.scan.model import const, dotted, last
 
 
 class MissingSetEpochChecker(Checker):
@@ -27,7 +27,7 @@ class MissingSetEpochChecker(Checker):
                 continue
             loader, how = fed
             loader_name = loader_label(loader)
-            missed = [s for s in moving if not _reaches(s, how)]
+            missed = [s for s in moving if not _reaches(m, s, how)]
             if len(missed) < len(moving):
                 continue  # some set_epoch can reach this sampler
             if self._evaluation_only(m, loader_name):
@@ -163,12 +163,18 @@ def _gradient_free(m, loop) -> bool:
             or any(m.qual(d.func if isinstance(d, ast.Call) else d) in free for d in decorators))
 
 
-def _reaches(site, how: str) -> bool:
+def _reaches(m, site, how: str) -> bool:
     """A set_epoch call can reach a sampler the loader received as ``how``: not when it is made on
     ``<loader>.sampler`` while the DistributedSampler sits inside the loader's ``batch_sampler`` (the loader's
-    ``.sampler`` is then its default SequentialSampler; open-mmlab/mmcv#472)."""
-    recv = site.recv or ""
-    return not (how == "batch_sampler" and recv.endswith(".sampler") and not recv.endswith("batch_sampler.sampler"))
+    ``.sampler`` is then its default SequentialSampler; open-mmlab/mmcv#472). ``self.sampler`` holding the
+    sampler itself is not a loader's."""
+    owner, dot, attr = (site.recv or "").rpartition(".")
+    if how != "batch_sampler" or not dot or attr != "sampler":
+        return True
+    loaders = {last(loader_label(dl)) for dl in dataloaders(m)} | {last(dl.assigned_to) for dl in dataloaders(m)
+                                                                   if dl.assigned_to}
+    name = last(owner)
+    return not (name in loaders or "loader" in name.lower())
 
 
 def _sampler_sites(m):
