@@ -19,6 +19,7 @@ PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank pred
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 # The only expressions is_rank_expr or classify can find a rank in (a literal, a list, arithmetic... never are).
 _MIRRORED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+_MAY_BE_RANK = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Subscript})  # what is_rank_expr may accept
 _RANK_VALUES = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp,
                           ast.IfExp})
 
@@ -257,10 +258,11 @@ class RankLogic:
                                or self.P.matches("main_process_patterns", name)
                                or self.P.matches("main_process_patterns", full))
 
-    def mentions_rank(self, node: ast.AST) -> bool:
-        """True when any part of ``node`` is a rank expression."""
-        return any(self.is_rank_expr(n) for n in walk(node, operators=False)
-                   if isinstance(n, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)))
+    def mentions_rank(self, node: ast.AST, nodes: list[ast.AST] | None = None) -> bool:
+        """True when any part of ``node`` is a rank expression (``nodes``: its :func:`walk` without operators, when
+        the caller has it)."""
+        return any(self.is_rank_expr(n) for n in (walk(node, operators=False) if nodes is None else nodes)
+                   if n.__class__ in _MAY_BE_RANK)
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:
         """(side of the body, side of the else) when ``test`` depends on the rank, else None."""

@@ -59,9 +59,13 @@ class Ctx:
     optional: bool = False  # under an ``if`` on something else (a configuration switch, data)
 
     def but(self, **changes) -> "Ctx":
-        """This context with ``changes`` (``dataclasses.replace`` without its field introspection: the index
-        makes one per loop, ``with`` and ``if`` arm)."""
-        return Ctx(**{**self.__dict__, **changes})
+        """This context with ``changes`` (``dataclasses.replace`` without its field introspection nor the frozen
+        ``__init__``'s one ``object.__setattr__`` per field: the index makes one per loop, ``with`` and ``if`` arm)."""
+        new = object.__new__(Ctx)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return new
 
 
 @dataclass(eq=False)
@@ -155,7 +159,8 @@ class ModuleIndex:
         self.loops: list[LoopInfo] = []
         self.functions: dict[str, list[FuncInfo]] = {}
         self.classes: dict[str, ast.ClassDef] = {}
-        self.loaded: Counter = Counter()  # dotted names read anywhere
+        self._loads: list[ast.AST] = []  # the names and attributes read, in walk order (``loaded`` counts them)
+        self._loaded: Counter | None = None
         self.strings: set[str] = set()
         self.branch_ids = 0
         self._call_by_node: dict[int, CallSite] = {}
@@ -313,14 +318,16 @@ class ModuleIndex:
         return self.branch_ids
 
     def _if(self, stmt: ast.If, ctx: Ctx) -> Ctx:
-        self._expr(stmt.test, ctx)
+        nodes = self._expr(stmt.test, ctx)
         test = stmt.test
         sides = self.classify(test)
         if sides is None:  # ``single_gpu = rank == -1 and n > 1`` then ``if single_gpu:``: the test it holds
             test = self.flag_test(test, stmt.lineno, ctx.func) or test
             sides = self.classify(test)
-        dist = ctx.dist_branch or _mentions(test, self.P.distributed_flag_words) or (
-            sides is None and self.mentions_rank(test))
+        if test is not stmt.test:
+            nodes = walk(test, operators=False)
+        dist = ctx.dist_branch or _mentions(nodes, self.P.distributed_flag_words) or (
+            sides is None and self.guards.mentions_rank(test, nodes))
         optional = ctx.optional or (sides is None and not dist)
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
@@ -365,20 +372,15 @@ class ModuleIndex:
                         self._ifexp_sides.setdefault(id(sub), (bid, side, arm))
 
     def _expr(self, root: ast.AST, ctx: Ctx) -> list[ast.AST]:
-        loaded, strings, arms, calls, by_node = self.loaded, self.strings, self._ifexp_sides, self.calls, self._call_by_node
-        count = loaded.get
+        load, strings, arms, calls = self._loads.append, self.strings, self._ifexp_sides, self.calls
+        by_node = self._call_by_node
         signatures = self.P.signatures
         nodes = walk(root, operators=False)
         for node in nodes:
             kind = node.__class__
-            if kind is _NAME:
+            if kind is _NAME or kind is _ATTRIBUTE:
                 if node.ctx.__class__ is _LOAD:
-                    loaded[node.id] = count(node.id, 0) + 1
-            elif kind is _ATTRIBUTE:
-                if node.ctx.__class__ is _LOAD:
-                    text = dotted(node)
-                    if text:
-                        loaded[text] = count(text, 0) + 1
+                    load(node)
             elif kind is _CALL:
                 func = node.func
                 name = self.qual(func)
@@ -394,6 +396,18 @@ class ModuleIndex:
             elif kind is _CONSTANT and node.value.__class__ is str and len(node.value) < 200:
                 strings.add(node.value)
         return nodes
+
+    @property
+    def loaded(self) -> Counter:
+        """Dotted names read anywhere -> how often (counted when first asked: most scans never ask)."""
+        if self._loaded is None:
+            self._loaded = Counter()
+            count = self._loaded.get
+            for node in self._loads:
+                text = node.id if node.__class__ is _NAME else dotted(node)
+                if text:
+                    self._loaded[text] = count(text, 0) + 1
+        return self._loaded
 
     # ---- rank-guard recognition (delegated to guards.RankLogic) -------------------------------
     def is_rank_expr(self, node: ast.AST) -> bool:
@@ -457,11 +471,12 @@ class ModuleIndex:
         return self._call_by_node.get(id(node))
 
     def nodes_in(self, node: ast.AST) -> list[ast.AST]:
-        """Every node under ``node`` (itself first), in :func:`walk` order, walked once per node: the checkers ask
-        about the same loops and functions again and again."""
+        """Every node under ``node`` (itself first) but expression contexts and operators (``Load``, ``Add``...: read
+        them through their parent, ``isinstance(n.op, ast.Mod)``), in :func:`walk` order, walked once per node: the
+        checkers ask about the same loops and functions again and again."""
         found = self._nodes_in.get(id(node))
         if found is None:
-            found = self._nodes_in[id(node)] = walk(node)
+            found = self._nodes_in[id(node)] = walk(node, operators=False)
         return found
 
     def sites_in(self, node: ast.AST) -> list[CallSite]:
@@ -525,8 +540,9 @@ def _terminal(body: list[ast.stmt]) -> bool:
         and last(dotted(body[-1].value.func)) in ("exit", "_exit"))
 
 
-def _mentions(node: ast.AST, words: Iterable[str]) -> bool:
-    for sub in walk(node, operators=False):
+def _mentions(nodes: list[ast.AST], words: Iterable[str]) -> bool:
+    """Some name or attribute among ``nodes`` (a test's, walked once) holds one of ``words``."""
+    for sub in nodes:
         text = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
         if text:
             text = text.lower()
