@@ -58,13 +58,13 @@ class Jobs:
         deadline = time.monotonic() + timeout
         os.set_blocking(proc.stdout.fileno(), False)
         buf = b""
-        while sum(needle in line for line in lines) < count:
+        while sum(line.count(needle) for line in lines) < count:
             exited = proc.poll() is not None  # read what it printed before judging that it ended
             chunk = proc.stdout.read() or b""
             buf += chunk
             *done, buf = buf.split(b"\n")
             lines += done
-            if sum(needle in line for line in lines) >= count:
+            if sum(line.count(needle) for line in lines) >= count:  # ranks' writes can share a line
                 break
             if time.monotonic() > deadline or exited:
                 tail = b"\n".join(lines)[-2000:]
