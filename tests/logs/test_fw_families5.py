@@ -228,10 +228,8 @@ def test_deepspeed_backend_not_set_is_process_group_not_initialized(rules):
     assert root == "process-group-not-initialized"
 
 
-# Schedulers and kernels in their own words: a node lost, a memory cgroup at its limit, a pod's disk quota.
+# Kernels and kubelets in their own words: a memory cgroup at its limit, a pod's disk quota.
 @pytest.mark.parametrize(("text", "want"), [
-    ("slurmstepd: error: *** STEP 1943824.0 ON node17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, "
-     "SEE SLURMCTLD LOG FOR DETAILS ***", "terminated-externally"),
     ("[337533.314412] Memory cgroup out of memory: Killed process 23793 (python3) total-vm:2623712kB, "
      "anon-rss:506500kB, file-rss:1268kB, shmem-rss:0kB", "out-of-memory"),
     ("Warning  Evicted  pod/trainer-0  Pod ephemeral local storage usage exceeds the total limit of containers 10Gi.\n"
