@@ -147,6 +147,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     project = Project(patterns)
     scanner.files = project.files
     scanner.inliner.known = {project.files.real(path): (data, tree) for path, data, tree in parsed}
+    scanner.inliner.names = {project.files.real(path): path for path, _, _ in parsed}
     on_path = project.distributed_path([m for m in parsed if not isinstance(m[2], SyntaxError)])
     helpers: list[str] = []
     for path, data, tree in parsed:

@@ -45,10 +45,11 @@ _DISQUALIFYING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Yield
 class HelperModule:
     """A parsed local module: its top-level plain functions, what its imports bind, its source lines."""
 
-    path: str
+    path: str  # as the scan names it (else resolved)
     functions: dict[str, ast.FunctionDef]
     aliases: dict[str, str]  # name -> qualified name of what an absolute import binds
     lines: list[str]
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # function -> its first and last line
 
 
 @dataclass
@@ -79,6 +80,7 @@ class Inliner:
     def __init__(self, words: tuple[str, ...]):
         self.words = words  # a helper qualifies only when its source holds one of these
         self.known: dict[str, tuple[bytes, ast.Module]] = {}  # resolved path -> (bytes, tree) the scan parsed
+        self.names: dict[str, str] = {}  # resolved path -> the path the scan names the file by
         self.files = None  # the FileLookups of the file being expanded (import resolution, cached per scan)
         self._modules: dict[str, HelperModule | None] = {}
         self._plains: dict[tuple[str, str], bool] = {}  # (module, function) -> it can be read at a call site
@@ -95,6 +97,7 @@ class Inliner:
         if not imports:
             return None
         self.files = files
+        self.names.setdefault(files.real(path), path)
         bound = {name: target for name, target in self._bound(path, imports).items() if self._offers(*target)}
         if not bound:
             return None
@@ -122,7 +125,8 @@ class Inliner:
                 if inlined:
                     body[at + 1:at + 1] = inlined
                     helper, func = target
-                    extra.append("\n".join(helper.lines[func.lineno - 1:func.end_lineno]))
+                    first, last_line = helper.spans[func.name]
+                    extra.append("\n".join(helper.lines[first - 1:last_line]))
                     at += len(inlined)
                 at += 1
         expansion.text += "\n" + "\n".join(extra)
@@ -224,7 +228,8 @@ class Inliner:
                 seen.add(stmt.name)
                 if isinstance(stmt, ast.FunctionDef) and stmt.name not in functions and _qualifies(stmt, lines, words):
                     functions[stmt.name] = stmt
-        self._modules[key] = HelperModule(key, functions, aliases, lines)
+        spans = {name: (f.lineno, f.end_lineno or f.lineno) for name, f in functions.items()}
+        self._modules[key] = HelperModule(self.names.get(key, key), functions, aliases, lines, spans)
         return self._modules[key]
 
 
@@ -346,6 +351,8 @@ def _inline(stmt: ast.stmt, helper: HelperModule, func: ast.FunctionDef, expansi
     """The helper's body bound to the call of ``stmt``, with its lines placed right after the statement's."""
     call: ast.Call = stmt.value
     func = _fresh_copy(helper, func)
+    if func is None:
+        return []
     body = list(func.body)
     returned: list[ast.expr] = []
     if body and isinstance(body[-1], ast.Return):
@@ -435,12 +442,13 @@ def _inline(stmt: ast.stmt, helper: HelperModule, func: ast.FunctionDef, expansi
 
 def _fresh_copy(helper: HelperModule, func: ast.FunctionDef) -> ast.FunctionDef:
     """A new tree of the function, at its own lines (parsing its source is faster than copying its nodes)."""
-    source = "\n" * (func.lineno - 1) + "\n".join(helper.lines[func.lineno - 1:func.end_lineno])
+    first, last_line = helper.spans[func.name]
+    source = "\n" * (first - 1) + "\n".join(helper.lines[first - 1:last_line])
     try:
         fresh = ast.parse(source).body[0]
-    except (SyntaxError, ValueError, IndexError):  # a line continued oddly: copy the nodes instead
-        return copy.deepcopy(func)
-    return fresh if isinstance(fresh, ast.FunctionDef) and fresh.name == func.name else copy.deepcopy(func)
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    return fresh if isinstance(fresh, ast.FunctionDef) and fresh.name == func.name else None
 
 
 def _place(node: ast.AST, line: int) -> None:
