@@ -248,3 +248,11 @@ def test_relative_paths_find_the_local_modules(tmp_path, monkeypatch, where):
     result = scan_paths([entry])
     assert result.facts["scan.uses_distributed"] is True
     assert "checkpoint-without-module" in result.hits and "missing-distributed-sampler" in result.hits, result.hits
+
+
+def test_directory_scan_by_a_relative_path_reports_the_helpers_bug_once(tmp_path, monkeypatch):
+    root = _write(tmp_path, {"ddp_setup.py": SETUP, "train.py": ENTRY.format(
+        imports="import torch.distributed as dist\nfrom ddp_setup import setup_distributed", call="setup_distributed")})
+    monkeypatch.chdir(root)
+    found = scan_paths(["."]).hits["missing-distributed-sampler"]
+    assert [(Path(h["path"]).name, h["line"]) for h in found] == [("ddp_setup.py", 12)], found
