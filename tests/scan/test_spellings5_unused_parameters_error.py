@@ -142,3 +142,71 @@ def test_data_dependent_forward_without_find_unused(tmp_path, code):
         "skip-after-use", "plain"])
 def test_quiet_when_every_parameter_is_used_or_ddp_is_told(tmp_path, code):
     assert ID not in scan_ids(tmp_path, code)
+
+
+# One entry of a block's container picked per call (architecture search's sampled candidate, a task's head), the
+# model wrapped by a helper that receives it as a parameter.
+PICKED = '''
+import os
+import random
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+class MixedOp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.candidates = nn.ModuleList([nn.Linear(c, c), nn.Linear(c, c), nn.Linear(c, c)])
+
+    def forward(self, x, task=0):
+{body}
+
+
+class SuperNet(nn.Module):
+    def __init__(self, c=8, depth=3):
+        super().__init__()
+        self.cells = nn.Sequential(*[MixedOp(c) for _ in range(depth)])
+        self.head = nn.Linear(c, 2)
+
+    def forward(self, x):
+        return self.head(self.cells(x))
+
+
+def wrap_ddp(model):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    return nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    model = wrap_ddp(SuperNet().cuda())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        loss = model(torch.randn(4, 8).cuda()).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "        choice = random.randrange(len(self.candidates))\n        return self.candidates[choice](x)",
+    "        return self.candidates[task](x)",
+], ids=["random-candidate", "argument-picks"])
+def test_one_entry_picked_per_call(tmp_path, body):
+    assert ID in scan_ids(tmp_path, PICKED.format(body=body))
+
+
+@pytest.mark.parametrize("body", [
+    "        for i in range(len(self.candidates)):\n            x = self.candidates[i](x)\n        return x",
+    "        n = len(self.candidates)\n        for i in range(n):\n            x = self.candidates[i](x)\n        return x",
+    "        return sum(layer(x) for layer in self.candidates)",
+], ids=["loop-index", "loop-index-through-name", "every-entry"])
+def test_quiet_when_every_entry_runs(tmp_path, body):
+    assert ID not in scan_ids(tmp_path, PICKED.format(body=body))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
+from troubleshooter.scan.checkers._common import ddp_wraps, function_arguments, wrapped_name
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, walk
 
 ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
@@ -43,10 +43,31 @@ def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
         if name:
             binding = m.binding(name, wrap.line, wrap.ctx.func)
             node = binding.value if binding else None
-        cls = _class_of(m, node)
+        cls = _class_of(m, node) or (_class_passed_in(m, wrap, name) if name and node is None else None)
         if cls is not None:
             out.append((wrap, analyse(m, cls)))
     return out
+
+
+def _class_passed_in(m: ModuleIndex, wrap: CallSite, name: str) -> ast.ClassDef | None:
+    """The class of the model a wrapping helper receives as its parameter ``name`` (``def wrap_ddp(model): return
+    DDP(model, ...)`` called as ``wrap_ddp(Net().cuda())``), when every call of the helper passes one of this file."""
+    func = wrap.ctx.func
+    if func is None or name not in {a.arg for a in func.node.args.args}:
+        return None
+    found = None
+    for site in m.calls:
+        callee, bound = function_arguments(m, site)
+        if callee is not func:
+            continue
+        arg = next((a for a, param in bound if param == name), None)
+        text = dotted(arg) if arg is not None else None
+        binding = m.binding(text, site.line, site.ctx.func) if text else None
+        cls = _class_of(m, binding.value if binding else arg)
+        if cls is None or (found is not None and cls is not found):
+            return None
+        found = cls
+    return found
 
 
 def prepared_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
@@ -198,8 +219,13 @@ def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
     # ``self.heads[task](x)``: which entry runs depends on the data, so the container is used only sometimes
     picked = {id(sub.value) for sub in walk(node)
               if isinstance(sub, ast.Subscript) and not isinstance(sub.slice, ast.Constant)}
+    # ``random.randrange(len(self.candidates))`` draws an index over the entries: it runs none of them
+    counted = {id(call.args[0]) for draw in walk(node) if isinstance(draw, ast.Call)
+               and (dotted(draw.func) or "").startswith(("random.", "np.random.", "numpy.random.", "torch.rand"))
+               for call in walk(draw) if isinstance(call, ast.Call) and dotted(call.func) == "len"
+               and len(call.args) == 1}
     for sub in walk(node):
-        if isinstance(sub, ast.IfExp):
+        if isinstance(sub, ast.IfExp) or id(sub) in counted:
             continue
         if id(sub) in picked and isinstance(sub, ast.Attribute) and dotted(sub.value) == "self":
             if _RANK[INPUT] >= _RANK[kind] and sub.attr not in info.uses:

@@ -103,6 +103,31 @@ def _skipped_sometimes(sub: ModelClass, attr: str) -> str | None:
             tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & optional
             if tested:
                 return f"is used only when the optional argument `{sorted(tested)[0]}` is passed (line {line}) to"
+    picked = _picked_by(sub, forward, attr)
+    if picked:
+        return f"has one entry picked per call by {picked} (line {line}) in"
+    return None
+
+
+def _picked_by(sub: ModelClass, forward: ast.FunctionDef, attr: str) -> str | None:
+    """``self.<attr>[i](x)`` where ``i`` is an argument of forward (a task id) or a random draw bound in forward
+    (``choice = random.randrange(len(self.candidates))``): the other entries get no gradient on that call. Not a loop
+    index, which visits every entry."""
+    params = {a.arg for a in [*forward.args.args, *forward.args.kwonlyargs]} - {"self"}
+    loop_vars = {n.id for loop in ast.walk(forward) if isinstance(loop, (ast.For, ast.comprehension))
+                 for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    drawn = {t.id for node in ast.walk(forward) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+             and (dotted(node.value.func) or "").startswith(("random.", "np.random.", "numpy.random.", "torch.rand"))
+             for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Subscript) and dotted(node.value) == f"self.{attr}" and isinstance(node.slice, ast.Name):
+            index = node.slice.id
+            if index in loop_vars:
+                return None
+            if index in drawn:
+                return f"a random draw (`{index}`)"
+            if index in params:
+                return f"the argument `{index}`"
     return None
 
 
