@@ -72,3 +72,15 @@ def test_a_timeout_far_above_the_crash_does_not_explain_it(rules):
     filler = "\n".join(f"epoch 2 step {i} loss 1.0" for i in range(200))
     root, _ = root_and_shown(rules, TIMEOUT + "\n" + filler + "\nSegmentation fault (core dumped)")
     assert root == "native-crash"
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: Rank 0 successfully reached monitoredBarrier, but received errors while waiting for send/recv "
+    "from rank 1. Please check rank 1 logs for faulty rank.",
+    "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting to be unblocked "
+    "by rank 0. Please check rank 0 logs for faulty rank.",
+])
+def test_monitored_barrier_peer_errors_name_the_crashed_rank_in_both_directions(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert root == "rank-crashed"
+    assert shown[0] == "rank-crashed"
