@@ -1,7 +1,7 @@
 """Rank guards through a helper that calls a function handed to it (speechbrain's ``run_on_main(func)``: the helper
 calls ``func`` under its own rank-0 test): the function runs on rank 0 only, so its save is not written by every
-rank. Near misses: a helper that calls the function on every rank, a function also called directly elsewhere.
-(Not yet: a collective inside such a function is not reported as rank-0-only.)"""
+rank, and a collective inside it is reached by rank 0 alone. Near misses: a helper that calls the function on every
+rank, a function also called directly elsewhere."""
 
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ main()
 GUARDED = "if if_main_process():\n        func(**(kwargs or {}))"
 EVERYONE = "func(**(kwargs or {}))"
 SAVE = "torch.save(self.model.module.state_dict(), 'ckpt.pt')"
+SYNC_SAVE = "dist.barrier()\n        torch.save(self.model.module.state_dict(), 'ckpt.pt')"
 
 
 def render(helper_body=GUARDED, save_body=SAVE, call="run_on_main(self.save)"):
@@ -78,3 +79,9 @@ def test_function_handed_to_a_rank0_helper_runs_on_rank0(tmp_path, code):
 def test_every_rank_still_writes(tmp_path, code):
     assert "logging-from-all-ranks" in scan_ids(tmp_path, code)
 
+
+def test_collective_inside_a_function_run_on_main_is_rank0_only(tmp_path):
+    assert "collective-mismatch" in scan_ids(tmp_path, render(save_body=SYNC_SAVE))
+    assert "collective-mismatch" in scan_ids(tmp_path, render(save_body=SYNC_SAVE, call="run_on_main(func=self.save)"))
+    assert "collective-mismatch" not in scan_ids(tmp_path, render(save_body=SYNC_SAVE, helper_body=EVERYONE))
+    assert "collective-mismatch" not in scan_ids(tmp_path, render())  # the handed function runs no collective

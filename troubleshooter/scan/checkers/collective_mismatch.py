@@ -42,6 +42,13 @@ class CollectiveMismatchChecker(Checker):
                     if runs_here:
                         inner_of[id(site)] = runs_here
                         candidates.append((site, f"{callee.name}()"))
+                elif callee is None:
+                    for handed in _handed_functions(m, site):  # ``func()`` in ``run_on_main(func)``
+                        runs_here = reach.of(handed, {})
+                        if runs_here:
+                            inner_of[id(site)] = runs_here
+                            candidates.append((site, f"{handed.name}()"))
+                            break
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
         yield from self._one_rank_breaks(m, names, reach)
@@ -210,6 +217,31 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _handed_functions(m: ModuleIndex, site: CallSite) -> list:
+    """The local functions a call of a parameter may run: ``func(...)`` inside ``def run_on_main(func)`` runs what
+    the callers hand in (``run_on_main(self.save)``, ``run_on_main(func=save)``)."""
+    helper = site.ctx.func
+    if site.recv is not None or not isinstance(site.node.func, ast.Name) or helper is None or helper.name == "<class>":
+        return []
+    params = [a.arg for a in helper.node.args.args]
+    if site.method not in params:
+        return []
+    position = params.index(site.method) - (1 if params[:1] in (["self"], ["cls"]) else 0)
+    found = []
+    for call in m.calls:
+        if call.method != helper.name or local_callee(m, call) is not helper:
+            continue
+        args = [k.value for k in call.node.keywords if k.arg == site.method]
+        if not args and 0 <= position < len(call.node.args):
+            args = [call.node.args[position]]
+        for arg in args:
+            text = dotted(arg)
+            infos = m.functions.get(last(text), ()) if text and (text.count(".") == 0 or (
+                text.count(".") == 1 and text.startswith("self."))) else ()
+            found += [info for info in infos if info.name != "<class>"][:1] if len(infos) == 1 else []
+    return found
 
 
 def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
