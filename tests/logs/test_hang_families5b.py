@@ -84,3 +84,32 @@ def test_monitored_barrier_peer_errors_name_the_crashed_rank_in_both_directions(
     root, shown = root_and_shown(rules, line)
     assert root == "rank-crashed"
     assert shown[0] == "rank-crashed"
+
+
+# The log says the training loop ended; a collective timing out after that is one only some ranks run.
+RUN_FINISHED = [
+    "`Trainer.fit` stopped: `max_epochs=20` reached.",
+    "`Trainer.fit` stopped: `max_steps=1000` reached.",
+    "Training completed. Do not forget to share your model on huggingface.co/models =)",
+    "Training time 2:41:07",
+    "300 epochs completed in 12.345 hours.",
+    "2021-05-04 10:00:00 | INFO | fairseq_cli.train | done training in 5311.4 seconds",
+]
+
+
+@pytest.mark.parametrize("finished", RUN_FINISHED)
+def test_a_timeout_after_the_run_finished_is_a_collective_only_some_ranks_run(rules, finished):
+    root, shown = root_and_shown(rules, finished + "\n" + TIMEOUT + "\nAborted (core dumped)")
+    assert root == "collective-mismatch"
+    assert shown[0] == "collective-mismatch"
+
+
+@pytest.mark.parametrize("finished", RUN_FINISHED)
+def test_a_finished_run_alone_is_clean(rules, finished):
+    root, shown = root_and_shown(rules, "epoch 19 loss 0.12\n" + finished)
+    assert root is None and shown == []
+
+
+def test_a_timeout_before_the_end_of_training_stays_a_timeout(rules):
+    root, _ = root_and_shown(rules, TIMEOUT + "\n`Trainer.fit` stopped: `max_epochs=20` reached.")
+    assert root == "collective-timeout"

@@ -57,6 +57,7 @@ class _Hit:
     severity: str | None = None
     count: int = 1
     outer: bool = False  # raised while handling an earlier exception that has its own hit: not the root cause
+    echo: bool = False   # a downstream effect of another failure (the signature's, or its refinement's)
 
     def as_fact(self) -> dict[str, Any]:
         hit = {"detail": self.detail, "path": self.path, "line": self.line, "rank": self.rank,
@@ -66,7 +67,7 @@ class _Hit:
             hit["count"] = self.count
         if self.severity:
             hit["severity"] = self.severity
-        if self.sig.echo:
+        if self.echo:
             hit["echo"] = True
         return hit
 
@@ -381,8 +382,8 @@ class LogAnalyzer:
         if value not in values and len(values) < MAX_UNIQUE:
             values.append(value)
 
-    def _refined(self, sig: Signature, path: str, line_no: int) -> tuple[str, dict[str, Any], int, str | None]:
-        """The finding, extra vars, priority and severity of a hit of ``sig`` here (after its refinements)."""
+    def _refined(self, sig: Signature, path: str, line_no: int) -> tuple[str, dict[str, Any], int, str | None, bool]:
+        """The finding, extra vars, priority, severity and echo of a hit of ``sig`` here (after its refinements)."""
         for ref in sig.refine:
             ctx = self._contexts.get(ref.after)
             if ctx is None or path not in ctx.last_line:
@@ -390,12 +391,14 @@ class LogAnalyzer:
             near = ref.within == 0 or line_no - ctx.last_line[path] <= ref.within
             if near and len(ctx.ranks) >= ref.ranks:
                 priority = sig.priority if ref.priority is None else ref.priority
-                return ref.finding, dict(ctx.vars), priority, ref.severity or (sig.severity if ref.priority is None else None)
-        return (sig.finding or "") if sig.alone else "", {}, sig.priority, sig.severity
+                echo = sig.echo if ref.echo is None else ref.echo
+                return (ref.finding, dict(ctx.vars), priority,
+                        ref.severity or (sig.severity if ref.priority is None else None), echo)
+        return (sig.finding or "") if sig.alone else "", {}, sig.priority, sig.severity, sig.echo
 
     def _record(self, sig: Signature, rank: int | None, values: dict[str, Any], body: str, path: str,
                 line_no: int, order: float) -> dict[str, Any]:
-        finding, extra, priority, severity = self._refined(sig, path, line_no)
+        finding, extra, priority, severity, echo = self._refined(sig, path, line_no)
         if not finding:  # an ``alone: false`` line outside every context that gives it meaning
             return {}
         key = (finding, sig.id, rank)
@@ -409,7 +412,7 @@ class LogAnalyzer:
         if rank is not None:
             merged.setdefault("rank", rank)
         hit = _Hit(finding, sig, rank, path, line_no, order, self._seq, body[:DETAIL_CHARS], merged, priority, severity,
-                   outer=self._chained(path, rank, line_no))
+                   outer=self._chained(path, rank, line_no), echo=echo)
         self._hits[key] = hit
         return hit.as_fact()
 
@@ -419,7 +422,7 @@ class LogAnalyzer:
         if chain is None or line_no - chain[0] > CHAIN_LINES or None not in (rank, chain[1]) and rank != chain[1]:
             return False
         return any(h.path == path and chain[0] - CHAIN_LINES <= h.line < chain[0] and h.priority > 0
-                   and not h.sig.echo and (None in (rank, h.rank) or h.rank == rank) for h in self._hits.values())
+                   and not h.echo and (None in (rank, h.rank) or h.rank == rank) for h in self._hits.values())
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -435,11 +438,11 @@ class LogAnalyzer:
         for h in hits:
             if h.priority > 0:
                 top[h.finding] = max(top.get(h.finding, 0), h.priority)
-                specific[h.finding] = specific.get(h.finding, False) or not (h.sig.echo or h.sig.generic)
+                specific[h.finding] = specific.get(h.finding, False) or not (h.echo or h.sig.generic)
 
         def explained(hit: _Hit) -> bool:
             others = [f for f in top if f != hit.finding]
-            return any(top[f] > hit.priority or (hit.sig.echo and specific[f]) for f in others)
+            return any(top[f] > hit.priority or (hit.echo and specific[f]) for f in others)
 
         kept = [h for h in hits if not (h.sig.generic and explained(h))]
         suppressed = [h for h in hits if h not in kept]
@@ -476,8 +479,8 @@ class LogAnalyzer:
         failures = self._failures()
         root = self._root_cause(kept, failures) or self._uncaught_exception()
         if root and root.pop("echoes_of_it", False):  # they are that rank's echoes: not reported apart
-            suppressed = sorted(suppressed + [h for h in kept if h.sig.echo or h.outer], key=lambda h: h.seq)
-            kept = [h for h in kept if not (h.sig.echo or h.outer)]
+            suppressed = sorted(suppressed + [h for h in kept if h.echo or h.outer], key=lambda h: h.seq)
+            kept = [h for h in kept if not (h.echo or h.outer)]
         exit_codes: dict[str, int] = {}
         by_rank: dict[int, dict[str, Any]] = {}
         for failure in failures:
@@ -499,7 +502,7 @@ class LogAnalyzer:
         known = [f.get("rank") for f in failures] + list(self.blocks.exceptions)
         facts.update(stuck_rank_facts(self._hits.values(), known, lambda: labelled_ranks(self.symptoms.windows()),
                                       self.symptoms.words))
-        crashed = {h.rank for h in kept if h.rank is not None and not h.sig.echo and h.priority >= 80}
+        crashed = {h.rank for h in kept if h.rank is not None and not h.echo and h.priority >= 80}
         facts["log.failed_ranks"] = sorted({int(r) for r in exit_codes} | crashed)
         facts["log.exit_codes"] = exit_codes
         if failures:
@@ -530,10 +533,10 @@ class LogAnalyzer:
             # the workers' lines carry no rank label at all (torch < 2.2, plain prints): then an unlabelled
             # cause (not an echo) may be that rank's own line.
             unlabelled = all(h.rank is None for h in candidates)
-            candidates = [h for h in candidates if unlabelled and not (h.sig.echo or h.outer)]
+            candidates = [h for h in candidates if unlabelled and not (h.echo or h.outer)]
         if candidates:
-            best = min(candidates, key=lambda h: (h.sig.echo or h.outer, -h.priority, h.order, h.seq))
-            if (best.sig.echo or best.outer) and launcher_root is None and (own := self._unexplained_peer_failure(candidates)):
+            best = min(candidates, key=lambda h: (h.echo or h.outer, -h.priority, h.order, h.seq))
+            if (best.echo or best.outer) and launcher_root is None and (own := self._unexplained_peer_failure(candidates)):
                 return own
             return self._hit_root(best, launcher_root)
         first = next((f for f in failures if f.get("root")), failures[0] if failures else None)

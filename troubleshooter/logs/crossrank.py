@@ -56,7 +56,7 @@ def labelled_ranks(windows: Iterable[bytes]) -> set[int]:
 def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None],
                      more_ranks: Callable[[], set[int]] = set, words: SymptomWords | None = None) -> dict[str, Any]:
     """``log.stuck_ranks`` / ``log.waiting_ranks`` from the analyzer's hits (``finding``, ``rank``,
-    ``vars``, ``sig.echo``) and every rank the log showed otherwise (``more_ranks`` is asked only when
+    ``vars``, ``echo``) and every rank the log showed otherwise (``more_ranks`` is asked only when
     elimination is needed)."""
     words = words or shipped_words()
     hits = list(hits)
@@ -65,7 +65,7 @@ def stuck_rank_facts(hits: Iterable[Any], known_ranks: Iterable[int | None],
         return {}
     named = sorted({r for h in timeouts for var in words.naming_vars if var in h.vars
                     for r in named_ranks(h.vars[var], words)})
-    waiting = sorted({h.rank for h in timeouts if h.sig.echo and h.rank is not None} - set(named))
+    waiting = sorted({h.rank for h in timeouts if h.echo and h.rank is not None} - set(named))
     facts: dict[str, Any] = {"log.waiting_ranks": waiting} if waiting else {}
     if named:
         facts["log.stuck_ranks"] = named

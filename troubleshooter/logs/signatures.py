@@ -56,7 +56,7 @@ _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
 }
 _REFINE_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "finding": ((str,), True), "after": ((str,), True), "within": ((int,), False), "ranks": ((int,), False),
-    "priority": ((int,), False), "severity": ((str,), False),
+    "priority": ((int,), False), "severity": ((str,), False), "echo": ((bool,), False),
 }
 _FILE_FIELDS = {"group": ((str,), True), "doc": ((str,), False), "signatures": ((list,), True)}
 
@@ -65,7 +65,8 @@ _FILE_FIELDS = {"group": ((str,), True), "doc": ((str,), False), "signatures": (
 class Refinement:
     """Use ``finding`` instead when context signature ``after`` matched within ``within`` lines before
     (0 = anywhere earlier) on at least ``ranks`` distinct ranks; ``priority``/``severity``, when
-    given, replace the signature's (an advisory line becomes a cause in that context)."""
+    given, replace the signature's (an advisory line becomes a cause in that context); ``echo``, when
+    given, replaces the signature's (a crash report that is another failure's takedown there)."""
 
     finding: str
     after: str
@@ -73,6 +74,7 @@ class Refinement:
     ranks: int = 1
     priority: int | None = None
     severity: str | None = None
+    echo: bool | None = None
 
 
 @dataclass
@@ -350,7 +352,7 @@ def compile_signatures(raw: Iterable[dict]) -> list[Signature]:
     out = []
     for sig in raw:
         refine = tuple(Refinement(r["finding"], r["after"], int(r.get("within", 40)), int(r.get("ranks", 1)),
-                                  r.get("priority"), r.get("severity"))
+                                  r.get("priority"), r.get("severity"), r.get("echo"))
                        for r in sig.get("refine") or [])
         out.append(Signature(
             id=sig["id"], regex=re.compile(sig["pattern"]), note=sig["note"], finding=sig.get("finding"),
