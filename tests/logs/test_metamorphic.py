@@ -169,3 +169,20 @@ def test_prefix_wordings_live_in_the_rules_and_are_checked(tmp_path):
     raw = parse_words(tmp_path / "symptoms.yaml", issues)
     assert "line_prefixes" not in raw
     assert [(issue.line, "node" in issue.message) for issue in issues] == [(3, True)]
+
+
+def test_a_forum_reflow_at_word_boundaries_is_joined_back():
+    """A forum re-flowed a paste at 100 columns: rows broken where the next word would not fit are joined back
+    (with the space the break took); whole lines that only happen to be long stay apart."""
+    from tests.logs.metamorphic import word_wrap
+    from troubleshooter.logs.framing import unflow
+    log = ("NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch installation "
+           "because the wheel was built for older GPUs only\n"
+           "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 and nothing newer than that "
+           "in this build\nsrun: error: node1: task 0: Exited with exit code 1\n")
+    assert unflow(word_wrap(100)(log).encode()).decode().replace("\n\n", "\n") == log
+    lines = ("RuntimeError: the first message of a run that is long enough to come close to one hundred columns\n"
+             "Segmentation fault (core dumped)\n"
+             "ValueError: another message of a run that is long enough to come close to one hundred colum\n"
+             "srun: error: node1: task 0: Exited with exit code 1\n")
+    assert unflow(lines.encode()).decode() == lines
