@@ -169,6 +169,10 @@ def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default
         values = {repr(const(b.value, default=...)) for b in bindings}
         if bindings and len(values) == 1 and "Ellipsis" not in values:
             return const(bindings[0].value)
+        if not bindings:
+            passed = parameter_value(m, name, site.ctx.func)
+            if passed is not ...:
+                return passed
     if isinstance(node, ast.Subscript) and isinstance(const(node.slice, default=...), str):
         binding = m.binding(dotted(node.value), site.line, site.ctx.func) if dotted(node.value) else None
         if binding is not None and isinstance(binding.value, ast.Dict):
@@ -176,3 +180,33 @@ def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default
                 if key is not None and const(key, default=...) == const(node.slice):
                     return const(value_node, default=default)
     return default
+
+
+def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
+    """The literal a parameter of a local function or method evidently holds: every call of it in the file passes
+    the same literal, or leaves it at its literal default (``def build_loader(ds, shuffle=True)`` called as
+    ``build_loader(train_set)``). ``...`` when a call passes anything else, spreads ``*args``/``**kwargs``, or
+    nothing in the file calls the function."""
+    if func is None or func.name == "<class>" or "." in name:
+        return ...
+    args = func.node.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if name not in positional and name not in (a.arg for a in args.kwonlyargs):
+        return ...
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    skip = 1 if func.cls is not None and positional and positional[0] in ("self", "cls") else 0
+    calls = [c for c in m.calls if local_callee(m, c) is func]
+    values = set()
+    for call in calls:
+        if any(k.arg is None for k in call.node.keywords) or any(isinstance(a, ast.Starred) for a in call.node.args):
+            return ...
+        given = next((k.value for k in call.node.keywords if k.arg == name), None)
+        if given is None and name in positional and positional.index(name) - skip < len(call.node.args):
+            given = call.node.args[positional.index(name) - skip]
+        value = const(given if given is not None else defaults.get(name), default=...)
+        if value is ...:
+            return ...
+        values.add(repr(value))
+        last_value = value
+    return last_value if calls and len(values) == 1 else ...

@@ -17,7 +17,7 @@ class ShuffleWithSamplerChecker(Checker):
     def check(self, m):
         for site in dataloaders(m):
             sampler = site.kw("sampler")
-            if sampler is None or const(sampler, default=...) is None or not (
+            if sampler is None or resolved_const(m, sampler, site, default=...) is None or not (
                     self._true(m, site) or self._sometimes_true(m, site, sampler)):
                 continue
             name = dotted(sampler) or source(sampler)
