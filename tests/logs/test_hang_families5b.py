@@ -113,3 +113,20 @@ def test_a_finished_run_alone_is_clean(rules, finished):
 def test_a_timeout_before_the_end_of_training_stays_a_timeout(rules):
     root, _ = root_and_shown(rules, TIMEOUT + "\n`Trainer.fit` stopped: `max_epochs=20` reached.")
     assert root == "collective-timeout"
+
+
+@pytest.mark.parametrize("stop", [
+    "srun: error: node001: task 0: Terminated",
+    "[rank: 0] Received SIGTERM: 15",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -15) local_rank: 0 (pid: 4242) of binary: /usr/bin/python",
+])
+def test_a_stop_right_after_a_phase_that_ran_the_default_timeout_is_the_timeout(rules, stop):
+    bar = "Preparing test set...:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]"
+    root, _ = root_and_shown(rules, bar + "\n" + stop)
+    assert root == "collective-timeout"
+
+
+def test_a_stop_after_a_short_phase_is_not_a_timeout(rules):
+    bar = "Preparing test set...:  46%|####6     | 31/67 [03:02<05:12, 5.86s/it]"
+    root, _ = root_and_shown(rules, bar + "\nsrun: error: node001: task 0: Terminated")
+    assert root != "collective-timeout"
