@@ -1,0 +1,82 @@
+"""Framework families of the fifth pass, round two: a kernel symbol the loaded CUDA library lacks is a
+build that does not match the system (NCCL inside a container image, an extension), and a log that ends
+while c10d keeps failing to resolve the rendezvous name is a MASTER_ADDR that does not resolve; the same
+lines in runs that go on, and look-alike lines, stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+# cudaErrorSymbolNotFound told by NCCL's WARN line (with or without the numeric code), and by a
+# library's own CUDA check, with torch's wrapper after it or alone.
+SYMBOL_NOT_FOUND = [
+    "host:48:48 [0] include/alloc.h:125 NCCL WARN Cuda failure 500 'named symbol not found'",
+    "Cuda failure 'named symbol not found'",
+    "Error named symbol not found at line 74 in file /src/csrc/ops.cu",
+    "torch.distributed.DistBackendError: NCCL error in: /opt/conda/conda-bld/pytorch_1706743807255/work/torch/"
+    "csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled cuda error (run with NCCL_DEBUG=INFO for "
+    "details), NCCL version 2.21.5\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+    "Cuda failure 999 'unknown error'\n\n"
+    "host:48:48 [0] include/alloc.h:125 NCCL WARN Cuda failure 500 'named symbol not found'",
+]
+
+
+@pytest.mark.parametrize("text", SYMBOL_NOT_FOUND)
+def test_missing_kernel_symbol_is_a_build_that_does_not_match(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert shown[:1] == ["library-version-incompatible"]
+
+
+# NCCL's plugin probing reports missing symbols in healthy runs; an unhandled cuda error without a
+# named reason stays the NCCL error it is.
+SYMBOL_NEAR_MISSES = [
+    "host:48:48 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v8 symbol.",
+    "host:48:48 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin symbol (>= v5). "
+    "ncclCollNetPlugin symbols v4 and lower are not supported.",
+]
+
+
+@pytest.mark.parametrize("line", SYMBOL_NEAR_MISSES)
+def test_plugin_symbol_probing_stays_quiet(rules, line):
+    root, shown = root_and_shown(rules, line)
+    assert shown == []
+
+
+def test_unhandled_cuda_error_without_reason_stays_an_nccl_error(rules):
+    root, shown = root_and_shown(
+        rules,
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+        "1691, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")
+    assert "library-version-incompatible" not in shown
+
+
+# The log stops while c10d cannot resolve the store's name (torch 1.x and 2.x prefixes, a Kubernetes
+# service name, a cluster-internal host).
+STUCK_ON_NAME = [
+    "[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
+    "cannot be retrieved (gai error: -2 - Name or service not known).",
+    "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+    "[W1008 23:40:22.781961348 socket.cpp:767] [c10d] The IPv6 network addresses of (job-host1.internal, 50745) "
+    "cannot be retrieved (gai error: -2 - Name or service not known).\n"
+    "[W1008 23:40:52.781961348 socket.cpp:767] [c10d] The IPv6 network addresses of (job-host1.internal, 50745) "
+    "cannot be retrieved (gai error: -2 - Name or service not known).",
+]
+
+
+@pytest.mark.parametrize("text", STUCK_ON_NAME)
+def test_log_ending_on_an_unresolved_store_name_is_master_addr(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert shown[:1] == ["master-addr-unresolvable"]
+
+
+def test_unresolved_name_in_a_run_that_trains_stays_quiet(rules):
+    text = (
+        "[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
+        "cannot be retrieved (gai error: -2 - Name or service not known).\n"
+        "Epoch 0:  10%|#         | 100/1000 [00:30<04:30,  3.33it/s, loss=2.31]\n"
+        "Epoch 0:  20%|##        | 200/1000 [01:00<04:00,  3.33it/s, loss=2.05]\n"
+        "Epoch 0: 100%|##########| 1000/1000 [05:00<00:00,  3.33it/s, loss=1.10]\n")
+    root, shown = root_and_shown(rules, text)
+    assert shown == []
