@@ -611,6 +611,7 @@ def _callback_calls(index: "ModuleIndex", defs: dict) -> list[tuple[str, CallSit
     ``run_on_main(self.save)`` with ``def run_on_main(func): if is_main(): func()`` calls ``save`` where it calls
     ``func``, so ``save`` runs on rank 0 only when those calls do."""
     out = []
+    by_name: dict[tuple[int, str], list[CallSite]] | None = None  # (function, called bare name) -> calls, in order
     for site in index.calls:
         infos = index.functions.get(site.method, ())
         if len(infos) != 1 or site.recv not in (None, "self") or infos[0].name == "<class>":
@@ -627,9 +628,12 @@ def _callback_calls(index: "ModuleIndex", defs: dict) -> list[tuple[str, CallSit
             name = last(text)
             if name not in defs or name == site.method:
                 continue
-            out += [(name, inner) for inner in index.calls
-                    if inner.ctx.func is helper and inner.recv is None and inner.method == param
-                    and isinstance(inner.node.func, ast.Name)]
+            if by_name is None:
+                by_name = {}
+                for inner in index.calls:
+                    if inner.recv is None and isinstance(inner.node.func, ast.Name):
+                        by_name.setdefault((id(inner.ctx.func), inner.method), []).append(inner)
+            out += [(name, inner) for inner in by_name.get((id(helper), param), ())]
     return out
 
 

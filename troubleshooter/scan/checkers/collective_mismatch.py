@@ -8,7 +8,7 @@ from troubleshooter.scan.callargs import (
     bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, function_arguments, local_callee, wrapped_models
-from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last
+from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last, walk
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
 
@@ -136,9 +136,10 @@ class CollectiveMismatchChecker(Checker):
             func = site.ctx.func
             if func is None or func.name == "<class>" or site.ctx.sides or not site.ctx.optional:
                 continue
-            if id(func) not in tests_of:
-                tests_of[id(func)] = path_tests(func.node)
-                clocks_of[id(func)] = _clock_names(m, func, names, reach)
+            if id(func) not in tests_of:  # a function reading no clock has no test on one
+                clocked = any(s.name in m.P.clock_calls for s in m.sites_in(func.node))
+                tests_of[id(func)] = path_tests(func.node) if clocked else {}
+                clocks_of[id(func)] = _clock_names(m, func, names, reach) if clocked else set()
             test = next((t for t, holds in tests_of[id(func)].get(id(site.node), ())
                          if holds and _on_clock(m, t, clocks_of[id(func)]) and not _positivity(t)
                          and not m.mentions_rank(t) and not _mentions_flag(m, t)), None)
@@ -271,13 +272,15 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[
         callee = local_callee(m, s)
         return callee is not None and callee is not func and bool(reach.of(callee, {}))
 
-    synced = {dotted(n) for s in m.calls if s.ctx.func is func and s.node.args and syncs(s)
-              for a in s.node.args for n in ast.walk(a) if dotted(n)}
+    synced = None  # found when a first name is bound to a clock (most functions bind none)
     found: set[str] = set()
     for _ in range(3):
         for node in m.nodes_in(func.node):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
                     and _on_clock(m, node.value, found):
+                if synced is None:
+                    synced = {dotted(n) for s in m.calls if s.ctx.func is func and s.node.args and syncs(s)
+                              for a in s.node.args for n in ast.walk(a) if dotted(n)}
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 found |= {dotted(t) for t in targets if dotted(t)} - synced
     return found
@@ -291,7 +294,7 @@ def _positivity(test: ast.AST) -> bool:
 
 def _on_clock(m: ModuleIndex, test: ast.AST, clock_names: set[str]) -> bool:
     """``test`` reads a clock call or a name bound from one."""
-    for node in ast.walk(test):
+    for node in walk(test, operators=False):
         if isinstance(node, ast.Call) and m.qual(node.func) in m.P.clock_calls:
             return True
         if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in clock_names:
