@@ -143,28 +143,32 @@ class RankLogic:
         calls = [c for c in calls if last(dotted(c.func)) in known]
         # a predicate is a small function: its returns are read once
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
-        assigns = [a for a in assigns if a.value.__class__ in _RANK_VALUES]  # no other value is ever read as one
+        # (target, its last name, value) of each single-target assignment of a value that may be read as a rank or a
+        # rank test (no other value ever is), found once for every pass of the fixpoint
+        bound = []
+        for stmt in assigns:
+            targets = stmt.targets if stmt.__class__ is ast.Assign else [stmt.target]
+            if stmt.value.__class__ in _RANK_VALUES and len(targets) == 1:
+                name = last(dotted(targets[0]))
+                if name:
+                    bound.append((targets[0], name, stmt.value))
         for _ in range(3):
             before = len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides)
-            for stmt in assigns:
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if len(targets) != 1 or stmt.value is None:
+            for target, name, value in bound:
+                if name in self.rank_vars or name in self.main_vars or name in self.off_main_vars:
                     continue
-                name = last(dotted(targets[0]))
-                if not name or name in self.rank_vars or name in self.main_vars or name in self.off_main_vars:
-                    continue
-                if self.is_rank_expr(stmt.value):
+                if self.is_rank_expr(value):
                     self.rank_vars.add(name)
-                elif self._rank0_value(stmt.value):
+                elif self._rank0_value(value):
                     self.main_vars.add(name)
-                elif stmt.value.__class__ is not ast.Call and (sides := self.classify(stmt.value)):
+                elif value.__class__ is not ast.Call and (sides := self.classify(value)):
                     if sides == (NONZERO, RANK0):
                         self.off_main_vars.add(name)
                     elif RANK0 in sides and name not in self.flag_sides:
                         self.flag_sides[name] = sides
-                elif stmt.value.__class__ is ast.Call and any(
-                        k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in stmt.value.keywords):
-                    self.rank_switched.add(dotted(targets[0]) or name)
+                elif value.__class__ is ast.Call and any(
+                        k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in value.keywords):
+                    self.rank_switched.add(dotted(target) or name)
             for func, values in returns.items():
                 if not values or func.name in self.main_vars or func.name in self.rank_vars:
                     continue
