@@ -59,6 +59,7 @@ class Expansion:
     tree: ast.Module
     text: str
     origins: dict[int, tuple[str, int]] = field(default_factory=dict)  # scaled line -> (helper file, its line)
+    added: list[ast.stmt] = field(default_factory=list)  # the statements inlined
 
     def place(self, path: str, line: int) -> tuple[str, int]:
         """The (file, line) a scaled line of the expanded tree stands for."""
@@ -79,6 +80,7 @@ class Inliner:
 
     def __init__(self, words: tuple[str, ...]):
         self.words = words  # a helper qualifies only when its source holds one of these
+        self._encoded = tuple(word.encode() for word in words)
         self.known: dict[str, tuple[bytes, ast.Module]] = {}  # resolved path -> (bytes, tree) the scan parsed
         self.names: dict[str, str] = {}  # resolved path -> the path the scan names the file by
         self.files = None  # the FileLookups of the file being expanded (import resolution, cached per scan)
@@ -124,6 +126,7 @@ class Inliner:
                 inlined = _inline(body[at], *target, expansion, caller_names) if target else None
                 if inlined:
                     body[at + 1:at + 1] = inlined
+                    expansion.added += inlined
                     helper, func = target
                     first, last_line = helper.spans[func.name]
                     extra.append("\n".join(helper.lines[first - 1:last_line]))
@@ -198,7 +201,10 @@ class Inliner:
         try:
             data, tree = known if known else (None, None)
             if data is None:
-                data = open(key, "rb").read()
+                with open(key, "rb") as handle:
+                    data = handle.read()
+            if not any(word in data for word in self._encoded):
+                return None  # no set-up word anywhere (an import line holds it too): nothing to parse
             if tree is None or isinstance(tree, SyntaxError):
                 tree = ast.parse(data, filename=key)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):

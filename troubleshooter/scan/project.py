@@ -32,6 +32,9 @@ _NAME, _ATTRIBUTE, _CALL, _CONSTANT, _LOAD = ast.Name, ast.Attribute, ast.Call, 
 # Statement kinds Project.add summarises besides names, attributes, calls and strings.
 _SUMMARISED = frozenset({ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.IfExp,
                          ast.ClassDef, ast.Import, ast.ImportFrom})
+# Node kinds ModuleIndex reads from a project's parts (calls, assignments, imports, definitions, conditionals).
+_PART_KINDS = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
+                         ast.AsyncFunctionDef, ast.ClassDef, ast.IfExp})
 # Statements holding other statements, and the fields that hold them (imports may sit inside any of them).
 _COMPOUND = {kind: fields for kind, fields in (
     (ast.If, ("body", "orelse")), (ast.For, ("body", "orelse")), (ast.AsyncFor, ("body", "orelse")),
@@ -318,6 +321,14 @@ class Project:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
         return bool(self.frameworks) and finding_id not in self.declined and all(
             finding_id in self.P.frameworks[f]["handles"] for f in self.frameworks)
+
+    def adopt(self, tree: ast.Module, expanded: ast.Module, added: list[ast.stmt]) -> None:
+        """The parts of ``expanded`` (``tree`` with the statements ``added``, inlined from local helpers): those of
+        ``tree`` and the added statements' own (walked alone, not the whole module again)."""
+        parts = self._parts.get(id(tree))
+        if parts is not None:
+            self._parts[id(expanded)] = parts + [node for stmt in added for node in walk(stmt, operators=False)
+                                                 if node.__class__ in _PART_KINDS]
 
     def parts(self, tree: ast.Module) -> list[ast.AST] | None:
         """The calls, assignments, imports, definitions and conditional expressions of a module this project has

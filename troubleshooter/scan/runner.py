@@ -66,8 +66,13 @@ class FileScanner:
         if isinstance(tree, SyntaxError):
             pending.outcome.syntax_error = {"path": path, "line": tree.lineno or 1, "detail": tree.msg}
             return pending
-        expansion = self.inliner.expand(path, data, tree, project.files if project is not None else self.files)
+        # a scan reads the set-up helpers of every file on its distributed path; a file scanned without a project
+        # (one library module after another) only when it is an entry point
+        expansion = self.inliner.expand(path, data, tree, project.files) if project is not None else (
+            self.inliner.expand(path, data, tree, self.files) if b"__main__" in data else None)
         if expansion is not None:
+            if project is not None:
+                project.adopt(tree, expansion.tree, expansion.added)
             pending.expansion, tree, text = expansion, expansion.tree, expansion.text
         else:
             text = data.decode("utf-8", errors="replace")
