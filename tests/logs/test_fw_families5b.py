@@ -80,3 +80,33 @@ def test_unresolved_name_in_a_run_that_trains_stays_quiet(rules):
         "Epoch 0: 100%|##########| 1000/1000 [05:00<00:00,  3.33it/s, loss=1.10]\n")
     root, shown = root_and_shown(rules, text)
     assert shown == []
+
+
+# The display watchdog killing a long kernel, told by torch 1.x, torch 2.x, the caching allocator's
+# warning, c10::CUDAError's what() and another library's CUDA check.
+LAUNCH_TIMEOUT = [
+    "RuntimeError: CUDA error: the launch timed out and was terminated\nCUDA kernel errors might be "
+    "asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+    "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1614378083779/work/aten/src/THC/"
+    "THCCachingHostAllocator.cpp line=278 error=702 : the launch timed out and was terminated",
+    "[W CUDAGuardImpl.h:112] Warning: CUDA warning: the launch timed out and was terminated (function destroyEvent)\n"
+    "terminate called after throwing an instance of 'c10::CUDAError'\n"
+    "  what():  CUDA error: the launch timed out and was terminated",
+    "'ret = cudaEventQuery( event.m_spEventImpl->m_CudaEvent)' returned error  : 'cudaErrorLaunchTimeout': "
+    "'the launch timed out and was terminated'!",
+]
+
+
+@pytest.mark.parametrize("text", LAUNCH_TIMEOUT)
+def test_launch_timeout_is_the_display_watchdog(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert shown[:1] == ["gpu-kernel-timeout"]
+
+
+def test_collective_timeouts_are_not_the_display_watchdog(rules):
+    root, shown = root_and_shown(
+        rules,
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
+        "Timeout(ms)=1800000) ran for 1800106 milliseconds before timing out.")
+    assert "gpu-kernel-timeout" not in shown
