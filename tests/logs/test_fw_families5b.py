@@ -110,3 +110,26 @@ def test_collective_timeouts_are_not_the_display_watchdog(rules):
         "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
         "Timeout(ms)=1800000) ran for 1800106 milliseconds before timing out.")
     assert "gpu-kernel-timeout" not in shown
+
+
+# A launcher refusing to start ranks because it was asked for more processors than it may use:
+# Open MPI's slots and ppr wordings, SLURM's step and batch submission wordings.
+MORE_PROCESSES_THAN_ALLOWED = [
+    ("There are not enough slots available in the system to satisfy the 8", "mpirun"),
+    ("Your job has requested more processes than the ppr for\nthis topology can support:\n\n"
+     "  App: /usr/bin/python\n  Number of procs:  32\n  PPR: 8:node", "mpirun"),
+    ("srun: error: Unable to create step for job 238051: More processors requested than permitted", "srun"),
+    ("sbatch: error: Batch job submission failed: More processors requested than permitted", "sbatch"),
+]
+
+
+@pytest.mark.parametrize("text,launcher", MORE_PROCESSES_THAN_ALLOWED)
+def test_more_processes_than_the_allocation_allows(rules, text, launcher):
+    root, shown = root_and_shown(rules, text)
+    assert shown[:1] == ["mpi-slots-exceeded"]
+
+
+def test_slurm_memory_refusal_is_not_a_processor_refusal(rules):
+    root, shown = root_and_shown(
+        rules, "srun: error: Unable to create step for job 29986033: Memory required by task is not available")
+    assert "mpi-slots-exceeded" not in shown
