@@ -133,3 +133,28 @@ def test_slurm_memory_refusal_is_not_a_processor_refusal(rules):
     root, shown = root_and_shown(
         rules, "srun: error: Unable to create step for job 29986033: Memory required by task is not available")
     assert "mpi-slots-exceeded" not in shown
+
+
+# SLURM ending the job because a node failed, with no other cause in the log (srun's line, the
+# slurmstepd banner of the job or of the step); with the survivors' NCCL errors those stay first.
+NODE_FAILURE_ONLY = [
+    "0: step   100 | loss 2.1\nsrun: error: Node failure on gpu-node-12",
+    "slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE "
+    "FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+]
+
+
+@pytest.mark.parametrize("text", NODE_FAILURE_ONLY)
+def test_node_failure_alone_is_the_infrastructure(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert shown[:1] == ["terminated-externally"]
+
+
+def test_node_failure_with_the_survivors_errors_keeps_their_error_first(rules):
+    root, shown = root_and_shown(
+        rules,
+        "srun: error: Node failure on gpu-node-12\n"
+        "0: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+        "1347, remote process exited or there was a network error, NCCL version 2.18.5\n"
+        "slurmstepd: error: *** STEP 991.0 ON gpu-node-11 CANCELLED AT 2024-05-03T02:11:09 DUE TO NODE FAILURE ***")
+    assert shown[:1] == ["nccl-error"]
