@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from troubleshooter.scan.guards import dotted, walk
+from troubleshooter.scan.source import parse_python
 
 SCALE = 1000  # scaled lines per source line: a helper longer than this is not inlined
 _CALL_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign)
@@ -206,7 +207,7 @@ class Inliner:
             if not any(word in data for word in self._encoded):
                 return None  # no set-up word anywhere (an import line holds it too): nothing to parse
             if tree is None or isinstance(tree, SyntaxError):
-                tree = ast.parse(data, filename=key)
+                tree = parse_python(data, key)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         if not isinstance(tree, ast.Module):

@@ -21,6 +21,7 @@ from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, wa
 from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.model import is_main_block
 from troubleshooter.scan.patterns import Patterns
+from troubleshooter.scan.source import parse_python
 
 try:  # the regular-expression parser (read to derive the words a rank-name pattern needs)
     from re import _constants as _re_constants, _parser as _re_parser
@@ -303,7 +304,7 @@ class Project:
             data = Path(path).read_bytes()
             if not self.relevant(data):
                 return
-            tree = ast.parse(data, filename=path)
+            tree = parse_python(data, path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for helper in self.add(path, tree, keep_nodes=False):

@@ -10,6 +10,7 @@ from troubleshooter.scan.inline import Expansion, Inliner, setup_words
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
 from troubleshooter.scan.project import FileLookups, Project, framework_entry_in, vendored_framework_of
+from troubleshooter.scan.source import parse_python
 
 
 @dataclass
@@ -156,7 +157,7 @@ def _placed(found: list, path: str, expansion: Expansion | None) -> list[dict]:
 def parse(path: str, data: bytes) -> ast.Module | SyntaxError:
     """The module's tree, or a SyntaxError whose ``msg`` says why it is not scanned."""
     try:
-        return ast.parse(data, filename=path)
+        return parse_python(data, path)
     except SyntaxError as exc:
         return SyntaxError(f"cannot parse: {exc.msg} (line {exc.lineno}); not scanned", (path, exc.lineno or 1, 0, ""))
     except (ValueError, RecursionError, MemoryError) as exc:
