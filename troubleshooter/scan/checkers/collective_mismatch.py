@@ -136,10 +136,12 @@ class CollectiveMismatchChecker(Checker):
             func = site.ctx.func
             if func is None or func.name == "<class>" or site.ctx.sides or not site.ctx.optional:
                 continue
-            if id(func) not in tests_of:  # a function reading no clock has no test on one
+            if id(func) not in tests_of:  # a function with no test on a clock has no call under one
                 clocked = any(s.name in m.P.clock_calls for s in m.sites_in(func.node))
-                tests_of[id(func)] = path_tests(func.node) if clocked else {}
-                clocks_of[id(func)] = _clock_names(m, func, names, reach) if clocked else set()
+                clocks_of[id(func)] = clocks = _clock_names(m, func, names, reach) if clocked else set()
+                tested = clocked and any(isinstance(n, (ast.If, ast.IfExp)) and (
+                    _on_clock(m, n.test, clocks) or isinstance(n.test, ast.Name)) for n in m.nodes_in(func.node))
+                tests_of[id(func)] = path_tests(func.node) if tested else {}
             test = next((t for t, holds in tests_of[id(func)].get(id(site.node), ())
                          if holds and _on_clock(m, t, clocks_of[id(func)]) and not _positivity(t)
                          and not m.mentions_rank(t) and not _mentions_flag(m, t)), None)
