@@ -150,7 +150,7 @@ def test_manifest_file_is_the_one_the_tools_read():
 
 # --- ratchets: figures may only improve (dev split; test is measured, never tuned on) ----------
 
-DEV_FLOORS = {"precision": 0.97, "recall": 0.91}
+DEV_FLOORS = {"precision": 0.98, "recall": 0.91}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
