@@ -559,8 +559,7 @@ class LogAnalyzer:
         echo_ranks = {h.rank for h in candidates}
         if None in echo_ranks or exc["rank"] in echo_ranks:
             return None
-        return {"id": None, "rank": exc["rank"], "path": exc["path"], "line": exc["line"],
-                "traceback": exc["text"], "where": exc.get("where"), "echoes_of_it": True}
+        return {**_exception_root(exc), "echoes_of_it": True}
 
     def _hit_root(self, best: _Hit, launcher_root: dict[str, Any] | None) -> dict[str, Any]:
         """The root cause record of hit ``best``."""
@@ -585,8 +584,13 @@ class LogAnalyzer:
         exc = exc or self.blocks.launcher_exception or self._failure_evidence()
         if exc is None:
             return None
-        return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
-                "traceback": exc["text"], "where": exc.get("where")}
+        return _exception_root(exc)
+
+
+def _exception_root(exc: dict[str, Any]) -> dict[str, Any]:
+    """The root cause record of an exception (or failure line) no hit explains."""
+    return {"id": None, "rank": exc.get("rank"), "path": exc["path"], "line": exc["line"],
+            "traceback": exc["text"], "where": exc.get("where")}
 
 
 def _most_lines(count: int, lines: int) -> bool:
