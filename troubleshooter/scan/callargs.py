@@ -23,7 +23,7 @@ class Defined:
 
 
 DEFINED = Defined()
-_TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method: bool = False,
@@ -146,8 +146,8 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
                 test = flags.get(dotted(stmt.test), stmt.test)  # ``is_train = split == "train"; if is_train:``
                 block(stmt.body, conds + ((test, True),))
                 block(stmt.orelse, conds + ((test, False),))
-                body_exits = bool(stmt.body) and isinstance(stmt.body[-1], _TERMINAL)
-                else_exits = bool(stmt.orelse) and isinstance(stmt.orelse[-1], _TERMINAL)
+                body_exits = bool(stmt.body) and isinstance(stmt.body[-1], TERMINAL)
+                else_exits = bool(stmt.orelse) and isinstance(stmt.orelse[-1], TERMINAL)
                 if body_exits and not else_exits:
                     conds = conds + ((test, False),)
                 elif else_exits and not body_exits:

@@ -143,7 +143,7 @@ class Inliner:
         for stmt in imports:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
-                    found = self._resolve(path, alias.name, 0)
+                    found = self.files.find(path, alias.name, 0)
                     if found:
                         out[alias.asname or alias.name] = (found, None)
             else:
@@ -151,11 +151,11 @@ class Inliner:
                     if alias.name == "*":
                         continue
                     inner = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
-                    module = self._resolve(path, inner, stmt.level)  # ``from pkg import utils``: a module
+                    module = self.files.find(path, inner, stmt.level)  # ``from pkg import utils``: a module
                     if module:
                         out[alias.asname or alias.name] = (module, None)
                     elif stmt.module:
-                        found = self._resolve(path, stmt.module, stmt.level)
+                        found = self.files.find(path, stmt.module, stmt.level)
                         if found:
                             out[alias.asname or alias.name] = (found, alias.name)
         return out
@@ -164,9 +164,6 @@ class Inliner:
         """The local module has a qualifying function (``name``, when the import names one)."""
         helper = self._module(path)
         return helper is not None and (name in helper.functions if name else bool(helper.functions))
-
-    def _resolve(self, path: str, module: str, level: int) -> str | None:
-        return self.files.find(path, module, level)
 
     def _candidates(self, calls: list[ast.stmt], bound: dict[str, tuple[str, str | None]]):
         """(statement, helper module, function) of each call statement that calls a qualifying helper."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from troubleshooter.scan.callargs import TERMINAL
 from troubleshooter.scan.checkers._common import ddp_wraps, function_arguments, wrapped_name
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, walk
 
@@ -169,7 +170,6 @@ def _kind(m: ModuleIndex, test: ast.AST, inputs: set[str]) -> str:
 
 
 _RANK = {ALWAYS: 0, CONFIG: 1, INPUT: 2, RANDOM: 3}
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> None:
@@ -187,7 +187,7 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
                 for attr in set(info.uses) - before:
                     info.flag_uses[attr] = flag[5:]
             _collect_uses(m, info, stmt.orelse, inner, inputs)
-            if stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+            if stmt.body and isinstance(stmt.body[-1], TERMINAL) and not stmt.orelse:
                 kind = inner  # everything after an early return (or a loop's continue / break) is conditional too
             continue
         if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
@@ -210,7 +210,7 @@ def _loop_items_kind(m: ModuleIndex, loop: ast.For, kind: str, inputs: set[str])
     for stmt in loop.body:
         if any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(stmt)):
             break
-        if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+        if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], TERMINAL) and not stmt.orelse:
             kind = max(kind, _kind(m, stmt.test, inputs), key=_RANK.get)
     return kind
 
