@@ -7,6 +7,8 @@ bytes, so the cost does not grow with the log): compiled regexes over the window
   masked): training lines that carry a loss value, and progress lines (epoch/step counters) without
   one. Progress-bar redraws (tqdm lines with a rate) are left out: they repeat by themselves;
 - the last progress position (``step/total``) the log shows, to tell a stall at the end of an epoch;
+- how long the last progress bar before the first timed-out wait had been running, over that wait's
+  timeout: about 1 when one rank ran a phase alone (eval, tokenizing, saving) while the others waited;
 - rates (``it/s``, ``s/it``, samples/images/tokens per second, per GPU or for the whole job) paired
   with the world size the log declared before them (the world-size wordings are the
   ``log.world_size_*`` fact signatures of ``rules/signatures``);
@@ -48,6 +50,7 @@ FACTS = (
     FactSpec("log.progress_last_step", "int", "The step of the last progress position (step/total) in the log"),
     FactSpec("log.progress_last_total", "int", "The total of the last progress position in the log"),
     FactSpec("log.progress_last_fraction", "float", "How far into its epoch the last progress position is (step/total)"),
+    FactSpec("log.progress_elapsed_over_timeout", "float", "Running time of the last progress bar before the first timed-out wait, over that wait's timeout"),
     FactSpec("log.rate_world_sizes", "list", "The smallest and the largest world size with iteration rates after them"),
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
     FactSpec("log.ranks_announced_twice", "list", "Global ranks announced by more than one process while a rank below the declared world size never was"),
@@ -133,6 +136,9 @@ class SymptomScanner:
         if last is not None and 0 < last_pos[1]:
             facts["log.progress_last_step"], facts["log.progress_last_total"] = last_pos
             facts["log.progress_last_fraction"] = round(min(last_pos[0] / last_pos[1], 1.0), 4)
+        spent = self._elapsed_over_timeout(windows)
+        if spent is not None:
+            facts["log.progress_elapsed_over_timeout"] = spent
         facts.update(self._rates(windows))
         twice = self._ranks_announced_twice(windows)
         if twice:
@@ -144,6 +150,25 @@ class SymptomScanner:
         if stage:
             facts["log.ended_in_stage"] = stage
         return facts
+
+    def _elapsed_over_timeout(self, windows: list[bytes]) -> float | None:
+        """The running time of the last progress bar drawn before the first timed-out wait, over that
+        wait's timeout (both in the same window); None without a timeout value or a bar before it."""
+        for window in windows:
+            hits = [m for pattern in self.words.timeout_value for m in [pattern.search(window)] if m]
+            if not hits:
+                continue
+            first = min(hits, key=lambda m: m.start())
+            timeout = int(first["ms"]) / 1000 if "ms" in first.re.groupindex else int(first["s"])
+            bars = [m for pattern in self.words.elapsed for m in pattern.finditer(window, 0, first.start())]
+            if timeout <= 0 or not bars:
+                return None
+            last = max(bars, key=lambda m: m.start())
+            seconds = 0
+            for part in last["elapsed"].split(b":"):
+                seconds = seconds * 60 + int(part)
+            return round(seconds / timeout, 3)
+        return None
 
     def _ended_in_stage(self) -> str | None:
         """The earliest stage some file ends in, unless a file went on past its start-up (or never showed one)."""

@@ -26,10 +26,13 @@ _LISTS = {
     "position_openers": "what stands before a step/total position", "rate": "a rate with its unit",
     "went_on": "a failure marker after the last start-up line",
     "line_prefixes": "a launcher's, collector's or logger's prefix at a line start",
+    "progress_elapsed": "how long a progress bar has run ([H:]MM:SS)",
+    "timeout_value": "the timeout a collective or store wait ran out of",
 }
 PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
 _RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
+_GROUPS = {"progress_elapsed": ("elapsed",), "timeout_value": ("ms", "s")}  # the one named group each alternative gives
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class SymptomWords:
     rank_list: re.Pattern[str]
     prefix: re.Pattern[str]            # one line prefix at the start (str lines); its groups read by prefix_kinds
     prefix_kinds: dict[str, str]       # group name -> what it tells (PREFIX_GROUPS)
+    elapsed: tuple[re.Pattern[bytes], ...]        # group ``elapsed``: a progress bar's running time, [H:]MM:SS
+    timeout_value: tuple[re.Pattern[bytes], ...]  # group ``ms`` or ``s``: the timeout a wait ran out of
 
 
 def _alternatives(items: list[str]) -> bytes:
@@ -91,7 +96,9 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
         mask=re.compile(b"|".join(item.encode("utf-8") for item in raw["mask"])), position=position,
         rate=re.compile(b"|".join(item.encode("utf-8") for item in raw["rate"])), went_on=went_on,
         timeout_finding=stuck["finding"], naming_vars=tuple(stuck["naming_vars"]), rank_list=re.compile(stuck["rank_list"]),
-        prefix=prefix, prefix_kinds=prefix_kinds)
+        prefix=prefix, prefix_kinds=prefix_kinds,
+        elapsed=tuple(re.compile(item.encode("utf-8")) for item in raw["progress_elapsed"]),
+        timeout_value=tuple(re.compile(item.encode("utf-8")) for item in raw["timeout_value"]))
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
@@ -153,6 +160,14 @@ def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dic
                     f"{', '.join(sorted(unknown))}", f"groups tell one of: {', '.join(PREFIX_GROUPS)}", "line_prefixes")
             del out["line_prefixes"]
             break
+    for key, names in _GROUPS.items():
+        for i, item in enumerate(out.get(key) or ()):
+            groups = set(re.compile(item.encode("utf-8")).groupindex)
+            if len(groups) != 1 or not groups <= set(names):
+                problem(data[key].line_of(i), f"{key}[{i}] must name exactly one group, {' or '.join(names)} "
+                        f"(found {', '.join(sorted(groups)) or 'none'})", "", key)
+                del out[key]
+                break
     if "rate" in out:
         groups = set().union(*(re.compile(item.encode("utf-8")).groupindex for item in out["rate"]))
         if groups != set(_RATE_GROUPS):

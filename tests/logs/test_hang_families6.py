@@ -1,0 +1,102 @@
+"""A timeout that ran out while one rank ran a phase alone (session 6, logs-hang6).
+
+When rank 0 validates, tokenizes or saves alone, the other ranks wait in their next collective; if
+the phase outlasts the process-group timeout (60 s in YOLOv5's old DDP set-up, NCCL's 10 minutes, the
+default 30 minutes, whatever the script set), the watchdog fires while rank 0's progress bar is still
+drawing. The bar's running time then matches the timeout that ran out (the ``Timeout(ms)=`` of the
+watchdog line, a store's "timed out after"), whatever that timeout is. Such a bar near the end of
+its own loop is not an epoch that stalled at its end (uneven last batch), and a first collective
+behind it is not a P2P hang. A bar whose running time has nothing to do with the timeout keeps the
+epoch-end reading."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import analyse, root_and_shown
+
+# A bar that was still moving when the wait ran out: eval on rank 0 past a 60 s timeout (YOLOv5's old
+# DDP set-up), tokenizing past NCCL's 10 minutes, a test-set pass past a 2-hour timeout, a gloo wait.
+SINGLE_RANK_PHASE = [
+    "     0/299     6.43G    0.0625   0.02412   0.01394        33       832: 100%|####| 89/89 [01:31<00:00,  1.03s/it]\n"
+    "               Class     Images     Labels          P          R     mAP@.5 mAP@.5:.95:  96%|###  | 85/89 "
+    "[01:07<00:05,  1.42s/it][E ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=60000) ran for 69479 milliseconds before timing out.",
+    "Running tokenizer on dataset:  97%|#########7| 291000/300000 [09:55<00:09, 489.57 examples/s]"
+    "[rank2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600328 milliseconds "
+    "before timing out.",
+    "Evaluating: 92%|#########2| 4600/5000 [1:58:41<10:19,  1.55s/it]\n"
+    "[rank1]:[E1121 10:02:11.123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=9001, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=7200000) ran for 7200099 "
+    "milliseconds before timing out.",
+    "Validation DataLoader 0:  95%|#########5| 190/200 [29:40<00:31,  3.12s/it]\n"
+    "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
+    "for recv operation to complete",
+]
+
+
+@pytest.mark.parametrize("text", SINGLE_RANK_PHASE)
+def test_a_bar_that_ran_as_long_as_the_timeout_is_not_an_epoch_end(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "collective-timeout"
+    assert shown[0] == "collective-timeout"
+    assert "uneven-last-batch" not in shown
+
+
+@pytest.mark.parametrize("text, ratio", [
+    (SINGLE_RANK_PHASE[0], 1.117),   # 67 s of a 60 s timeout
+    (SINGLE_RANK_PHASE[1], 0.992),   # 9:55 of 10 minutes
+    (SINGLE_RANK_PHASE[2], 0.989),   # 1:58:41 of 2 hours
+    (SINGLE_RANK_PHASE[3], 0.989),   # 29:40 of 1800000 ms
+])
+def test_the_bar_running_time_is_read_against_the_timeout_that_ran_out(rules, text, ratio):
+    assert analyse(rules, text)["log.progress_elapsed_over_timeout"] == ratio
+
+
+# Training bars that stalled just short of the end of the epoch, long after their epoch started or
+# long before the timeout could have run out on them: the last batch the other ranks never ran.
+EPOCH_END_STALLS = [
+    "Epoch 3: 96%|#########6| 4260/4435 [1:12:09<02:57, 1.02s/it, loss=0.312]\n"
+    "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=35412, OpType=ALLREDUCE, NumelIn=25557032, NumelOut=25557032, Timeout(ms)=600000) ran for "
+    "600011 milliseconds before timing out.",
+    "Epoch 1: 98%|#########8| 980/1000 [03:10<00:04, 5.1it/s, loss=1.27]\n"
+    "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=2061, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.",
+]
+
+
+@pytest.mark.parametrize("text", EPOCH_END_STALLS)
+def test_a_stall_at_the_epoch_end_keeps_its_reading(rules, text):
+    _, shown = root_and_shown(rules, text)
+    assert shown[0] == "uneven-last-batch"
+    assert "collective-timeout" in shown
+
+
+# No timeout value on the failing line, or no bar before it: nothing is read.
+NOT_READ = [
+    "Epoch 1: 98%|#########8| 980/1000 [03:10<00:04, 5.1it/s, loss=1.27]\n"
+    "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+    "store by key '0', but store->get('0') got error: Socket Timeout",
+    "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=2061, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.\n"
+    "Epoch 1: 98%|#########8| 980/1000 [29:10<00:04, 5.1it/s, loss=1.27]",
+    # the options c10d prints at start-up name the timeout but nothing ran out
+    "TIMEOUT(ms): 5000\nEpoch 1: 100%|##########| 1000/1000 [00:05<00:00, 190.1it/s, loss=1.27]",
+]
+
+
+@pytest.mark.parametrize("text", NOT_READ)
+def test_without_a_timed_out_wait_after_a_bar_nothing_is_read(rules, text):
+    assert "log.progress_elapsed_over_timeout" not in analyse(rules, text)
+
+
+def test_a_healthy_run_with_bars_and_a_timeout_setting_stays_clean(rules):
+    text = ("[I ProcessGroupNCCL.cpp:666] [Rank 0] ProcessGroupNCCL initialized with following options:\n"
+            "TIMEOUT(ms): 1800000\n"
+            "Epoch 0: 100%|##########| 391/391 [01:02<00:00, 6.3it/s, loss=1.91]\n"
+            "Validation: 100%|##########| 79/79 [00:06<00:00, 12.9it/s]\n"
+            "Epoch 1: 100%|##########| 391/391 [01:01<00:00, 6.4it/s, loss=1.52]\n")
+    root, shown = root_and_shown(rules, text)
+    assert root is None and shown == []
