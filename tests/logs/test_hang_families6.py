@@ -1,4 +1,6 @@
-"""A timeout that ran out while one rank ran a phase alone (session 6, logs-hang6).
+"""Hang and store families of session 6 (logs-hang6).
+
+A timeout that ran out while one rank ran a phase alone.
 
 When rank 0 validates, tokenizes or saves alone, the other ranks wait in their next collective; if
 the phase outlasts the process-group timeout (60 s in YOLOv5's old DDP set-up, NCCL's 10 minutes, the
@@ -7,7 +9,11 @@ drawing. The bar's running time then matches the timeout that ran out (the ``Tim
 watchdog line, a store's "timed out after"), whatever that timeout is. Such a bar near the end of
 its own loop is not an epoch that stalled at its end (uneven last batch), and a first collective
 behind it is not a P2P hang. A bar whose running time has nothing to do with the timeout keeps the
-epoch-end reading."""
+epoch-end reading.
+
+A store read that the store's host dropped. A rank setting up its NCCL communicator reads the unique id
+from the TCPStore that rank 0 hosts; "Connection reset by peer", "Broken pipe" or an end of stream there
+means rank 0 exited first (a crash of its own), not a network fault and not a timeout."""
 
 from __future__ import annotations
 
@@ -100,3 +106,47 @@ def test_a_healthy_run_with_bars_and_a_timeout_setting_stays_clean(rules):
             "Epoch 1: 100%|##########| 391/391 [01:01<00:00, 6.4it/s, loss=1.52]\n")
     root, shown = root_and_shown(rules, text)
     assert root is None and shown == []
+
+
+# The store's host went away while a rank read the NCCL unique id from it.
+STORE_HOST_GONE = [
+    "[rank3]: torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId "
+    "from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer",
+    "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+    "via c10d key-value store by key '0:1', but store->get('0:1') got error: Broken pipe",
+    "RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
+    "by key '0', but store->get('0') got error: Connection closed by peer",
+]
+
+
+@pytest.mark.parametrize("text", STORE_HOST_GONE)
+def test_a_store_read_the_host_dropped_is_the_host_rank_dying(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "rank-crashed"
+    assert shown == ["rank-crashed"]
+
+
+def test_the_store_host_own_error_comes_before_the_dropped_reads(rules):
+    text = ("[rank0]: Traceback (most recent call last):\n"
+            "[rank0]:   File \"/tmp/train.py\", line 40, in main\n"
+            "[rank0]:     with open(output_file_path, \"w\") as f:\n"
+            "[rank0]: OSError: [Errno 95] Operation not supported\n" + STORE_HOST_GONE[0])
+    facts = analyse(rules, text)
+    assert facts["log.root_cause"]["rank"] == 0
+    assert "OSError" in facts["log.root_cause"]["traceback"]
+    assert root_and_shown(rules, text)[1] == ["unrecognized-failure"]
+
+
+# A store that did not answer in time is still a wait that ran out.
+STORE_SLOW = [
+    "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+    "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+    "RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
+    "by key '0', but store->get('0') got error: Timeout waiting for key: default_pg/0/0 after 1800000 ms",
+]
+
+
+@pytest.mark.parametrize("text", STORE_SLOW)
+def test_a_store_read_that_ran_out_of_time_stays_a_timeout(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "collective-timeout"
