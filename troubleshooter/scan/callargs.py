@@ -24,6 +24,9 @@ class Defined:
 
 DEFINED = Defined()
 TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# Nodes path_tests reads part by part: a conditional expression adds its test, a nested scope's calls are not the
+# function's own.
+_SCOPES = frozenset({ast.IfExp, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method: bool = False,
@@ -125,6 +128,12 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
     flags = local_flags(func)
 
     def expr(node: ast.AST, conds: tuple) -> None:
+        nodes = walk(node, operators=False)
+        if not any(n.__class__ in _SCOPES for n in nodes):  # most expressions: every call under the same tests
+            for n in nodes:
+                if n.__class__ is ast.Call:
+                    out.setdefault(id(n), conds)
+            return
         if isinstance(node, ast.IfExp):
             expr(node.test, conds)
             expr(node.body, conds + ((node.test, True),))
@@ -176,16 +185,17 @@ def path_tests(func: ast.AST) -> dict[int, tuple]:
 def local_flags(func: ast.AST) -> dict[str, ast.AST]:
     """Local names ``func`` binds exactly once, to a comparison or a boolean test (``is_train = split == "train"``):
     name -> that test."""
-    stores: dict[str, list] = {}
-    for node in walk(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores.setdefault(node.id, []).append(node)
-    flags = {}
-    for node in walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
-                isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and len(stores[node.targets[0].id]) == 1:
-            flags[node.targets[0].id] = node.value
-    return flags
+    stores: dict[str, int] = {}
+    candidates = []
+    for node in walk(func, operators=False):
+        kind = node.__class__
+        if kind is ast.Name:
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+            candidates.append(node)
+    return {node.targets[0].id: node.value for node in candidates if stores[node.targets[0].id] == 1}
 
 
 def reachable(conds: tuple, bound: dict) -> bool:

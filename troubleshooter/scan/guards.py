@@ -16,7 +16,11 @@ from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
-_NAME, _ATTRIBUTE = ast.Name, ast.Attribute
+_NAME, _ATTRIBUTE, _CONSTANT = ast.Name, ast.Attribute, ast.Constant
+# Nodes ``ast.literal_eval`` always refuses (a call may be ``set()``, arithmetic a complex number: not these).
+_NEVER_LITERAL = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.Lambda, ast.IfExp,
+                            ast.JoinedStr, ast.Starred, ast.NamedExpr, ast.ListComp, ast.SetComp, ast.DictComp,
+                            ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom, ast.Slice})
 # The only expressions is_rank_expr or classify can find a rank in (a literal, a list, arithmetic... never are).
 _MIRRORED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 _MAY_BE_RANK = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Subscript})  # what is_rank_expr may accept
@@ -110,7 +114,10 @@ def last(name: str | None) -> str:
 
 def const(node: ast.AST | None, default=None):
     """The value of a literal (numbers, strings, True/False/None, tuples/lists of those)."""
-    if node is None:
+    kind = node.__class__
+    if kind is _CONSTANT:
+        return node.value
+    if node is None or kind in _NEVER_LITERAL:  # most nodes asked about: no ``literal_eval`` needed to say no
         return default
     try:
         return ast.literal_eval(node)

@@ -613,6 +613,7 @@ class FileLookups:
         self._is_dir: dict[str, bool] = {}
         self._parents: dict[str, list[str]] = {}  # folder -> it and its two parents
         self._heads: dict[tuple[str, str], bool] = {}  # (folder, top-level name) -> a package or module is there
+        self._listings: dict[str, tuple[frozenset[str], frozenset[str]] | None] = {}  # folder -> (folders, files)
 
     def key(self, path: str, tree: ast.Module | None = None) -> str:
         """The key of a module: its resolved path, or the tree's identity for a module without a file."""
@@ -690,8 +691,31 @@ class FileLookups:
         at = (base, head)
         found = self._heads.get(at)
         if found is None:
-            found = self._heads[at] = self._dir(base) and (self._dir(os.path.join(base, head))
-                                                           or self._file(os.path.join(base, head + ".py")))
+            listed = self._listing(base)
+            found = self._heads[at] = head in listed[0] or head + ".py" in listed[1] if listed is not None else \
+                self._dir(base) and (self._dir(os.path.join(base, head)) or self._file(os.path.join(base, head + ".py")))
+        return found
+
+    def _listing(self, folder: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        """(sub-folders, files) of a folder, read once (one directory listing answers every name asked about it);
+        None when it cannot be listed (then each name is looked up on its own)."""
+        if folder in self._listings:
+            return self._listings[folder]
+        try:
+            with os.scandir(folder) as entries:
+                dirs, files = set(), set()
+                for entry in entries:
+                    try:
+                        if entry.is_dir():
+                            dirs.add(entry.name)
+                        elif entry.is_file():
+                            files.add(entry.name)
+                    except OSError:
+                        continue
+            found = frozenset(dirs), frozenset(files)
+        except OSError:
+            found = None
+        self._listings[folder] = found
         return found
 
     def _file(self, path: str) -> bool:

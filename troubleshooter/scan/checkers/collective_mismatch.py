@@ -277,6 +277,7 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[
     synced = None  # found when a first name is bound to a clock (most functions bind none)
     found: set[str] = set()
     for _ in range(3):
+        before = len(found)
         for node in m.nodes_in(func.node):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
                     and _on_clock(m, node.value, found):
@@ -285,6 +286,8 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[
                               for a in s.node.args for n in ast.walk(a) if dotted(n)}
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 found |= {dotted(t) for t in targets if dotted(t)} - synced
+        if len(found) == before:  # a pass that found nothing new: the next one would not either
+            break
     return found
 
 
