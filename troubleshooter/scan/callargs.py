@@ -72,7 +72,7 @@ def bindings(func: ast.AST, call: ast.Call, outer: dict | None = None, is_method
             value = const(default, default=UNKNOWN)
             if value is not UNKNOWN:
                 out[name] = value
-    reassigned = {dotted(n) for n in walk(func) if isinstance(n, (ast.Name, ast.Attribute))
+    reassigned = {dotted(n) for n in walk(func, operators=False) if isinstance(n, (ast.Name, ast.Attribute))
                   and isinstance(n.ctx, ast.Store)}
     out = {k: v for k, v in out.items() if k not in reassigned and k.partition(".")[0] not in reassigned}
     variants = [out]
@@ -89,7 +89,7 @@ def literal_choices(func: ast.AST) -> dict[str, tuple]:
     literal: dict[str, list] = {}
     spoiled = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
     literal_targets = set()
-    for node in walk(func):
+    for node in walk(func, operators=False):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = const(node.value, default=UNKNOWN)
             if value is not UNKNOWN:
@@ -117,7 +117,7 @@ def with_definitions(func: ast.AST, bound: dict, defined: frozenset[str]) -> dic
     """``bound`` plus the module's definitions ``func`` does not shadow (a parameter or a local name)."""
     args = func.args
     local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} | {
-        n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        n.id for n in walk(func, operators=False) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return {**{name: DEFINED for name in defined - local}, **bound}
 
 

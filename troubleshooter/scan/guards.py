@@ -107,6 +107,19 @@ def dotted(node: ast.AST | None) -> str | None:
     return None
 
 
+def _called_last(func: ast.AST) -> str:
+    """``last(dotted(func))`` without joining the name: the attribute of a chain of names and attributes."""
+    kind = func.__class__
+    if kind is _NAME:
+        return func.id
+    if kind is _ATTRIBUTE:
+        node = func.value
+        while node.__class__ is _ATTRIBUTE:
+            node = node.value
+        return func.attr if node.__class__ is _NAME else ""
+    return ""
+
+
 def last(name: str | None) -> str:
     """The last segment of a dotted name."""
     return (name or "").rpartition(".")[2]
@@ -147,7 +160,7 @@ class RankLogic:
         params = _parameters(functions)
         spawners = {last(s) for s in self.P.spawners}
         known = params.keys() | spawners
-        calls = [c for c in calls if last(dotted(c.func)) in known]
+        calls = [c for c in calls if _called_last(c.func) in known]
         # a predicate is a small function: its returns are read once
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
         # (target, its last name, value) of each single-target assignment of a value that may be read as a rank or a
@@ -166,15 +179,16 @@ class RankLogic:
                     continue
                 if self.is_rank_expr(value):
                     self.rank_vars.add(name)
-                elif self._rank0_value(value):
+                    continue
+                sides = self.classify(value)  # read once: a rank-0 value, another flag, or neither
+                if sides and sides[0] == RANK0:
                     self.main_vars.add(name)
-                elif value.__class__ is not ast.Call and (sides := self.classify(value)):
+                elif value.__class__ is not ast.Call:
                     if sides == (NONZERO, RANK0):
                         self.off_main_vars.add(name)
-                    elif RANK0 in sides and name not in self.flag_sides:
+                    elif sides and RANK0 in sides and name not in self.flag_sides:
                         self.flag_sides[name] = sides
-                elif value.__class__ is ast.Call and any(
-                        k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in value.keywords):
+                elif any(k.arg in self.P.rank_switch_keywords and self.classify(k.value) for k in value.keywords):
                     self.rank_switched.add(dotted(target) or name)
             for func, values in returns.items():
                 if not values or func.name in self.main_vars or func.name in self.rank_vars:

@@ -247,7 +247,7 @@ class CheckpointWithoutModuleChecker(Checker):
     @staticmethod
     def _in_conditional_expr(m, site) -> bool:
         return any(isinstance(node, ast.IfExp) and contains(node, site.node)
-                   for node in walk(m.tree))
+                   for node in m.nodes_in(m.tree))
 
     @staticmethod
     def _saved(m, site) -> bool:
@@ -357,7 +357,7 @@ def _keyed_wraps(m):
     """``models["generator"] = DDP(models["generator"], ...)``: (container, key, wrap call) for wrappers kept in a
     dict under a literal key (GAN / TTS trainers keep their networks this way)."""
     wraps = {id(w.node): w for w in ddp_wraps(m)}
-    for node in walk(m.tree) if wraps else ():
+    for node in m.nodes_in(m.tree) if wraps else ():
         if isinstance(node, ast.Assign) and id(node.value) in wraps and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Subscript) and dotted(node.targets[0].value) \
                 and isinstance(const(node.targets[0].slice, default=None), str):
