@@ -98,19 +98,6 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _one_per_place(found: list[dict]) -> list[dict]:
-    """The first hit at each (file, line): a helper's code is judged in its own file and where a scanned file
-    calls it."""
-    seen: set[tuple[str, int]] = set()
-    out = []
-    for hit in found:
-        place = (hit["path"], hit["line"])
-        if place not in seen:
-            seen.add(place)
-            out.append(hit)
-    return out
-
-
 def scan_paths(paths: list[str], rules: Any = None) -> ScanResult:
     """Scan files and directories with the patterns of ``rules`` (a loaded RuleSet; default: the shipped
     rules); a syntax error is recorded and the scan goes on."""
@@ -123,7 +110,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     from troubleshooter.scan.patterns import patterns_for
     from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
-    from troubleshooter.scan.runner import FileScanner, parse
+    from troubleshooter.scan.runner import FileScanner, one_per_place, parse
 
     patterns = patterns_for(rules) if rules is not None else shipped_patterns()
     checkers = all_checkers()
@@ -171,7 +158,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     for checker in checkers:
         if checker.satisfied_by and scanner.project_calls(checker.satisfied_by):
             hits[checker.id] = [h for h in hits[checker.id] if h.get("stands")]
-        hits[checker.id] = _one_per_place(hits[checker.id])
+        hits[checker.id] = one_per_place(hits[checker.id])  # after the filter: a standing hit keeps its place
     result.facts = {f"scan.{ident}": sorted(h, key=lambda x: (x["path"], x["line"])) for ident, h in hits.items()}
     result.facts.update({
         "scan.files": files,

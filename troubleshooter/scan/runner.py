@@ -54,8 +54,9 @@ class FileScanner:
     def scan(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None = None,
              project: Project | None = None) -> FileOutcome:
         """Parse ``data`` (unless ``tree`` is given) and run the applicable checkers on this file alone."""
-        pending = self.index(path, data, tree, project)
-        return self.check(pending)
+        out = self.check(self.index(path, data, tree, project))
+        out.hits = {ident: one_per_place(found) for ident, found in out.hits.items()}
+        return out
 
     def index(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None = None,
               project: Project | None = None) -> "PendingFile":
@@ -91,7 +92,8 @@ class FileScanner:
         return pending
 
     def check(self, pending: "PendingFile") -> FileOutcome:
-        """Run the checkers that apply to an indexed file."""
+        """Run the checkers that apply to an indexed file (hits placed, not yet one per place: see
+        :func:`one_per_place`)."""
         out, index, path = pending.outcome, pending.index, pending.path
         if index is None:
             return out
@@ -138,19 +140,29 @@ class FileScanner:
 
 def _placed(found: list, path: str, expansion: Expansion | None) -> list[dict]:
     """The hit facts of a checker's hits, at the file and line of the code each one is about (a helper's own
-    line for code inlined from it); one per place."""
-    out, seen = [], set()
+    line for code inlined from it)."""
+    out = []
     for h in found:
         where, line = expansion.place(path, h.line) if expansion is not None else (path, h.line)
-        if (where, line) in seen:
-            continue
-        seen.add((where, line))
         end = expansion.place(path, h.end_line)[1] if expansion is not None and h.end_line else h.end_line
         detail = expansion.placed_text(h.detail, path, where) if expansion is not None else h.detail
         out.append({"detail": detail, "path": where, "line": line, "vars": dict(h.vars), "order": line,
                     **({"end_line": end} if end else {}),
                     **({"stands": True} if h.stands_when_satisfied else {}),
                     **({"severity": h.severity} if h.severity else {})})
+    return out
+
+
+def one_per_place(found: list[dict]) -> list[dict]:
+    """The first hit at each (file, line): a helper's code is judged in its own file and where a scanned file
+    inlines it, and a helper's lines may be reached from several calls."""
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for hit in found:
+        place = (hit["path"], hit["line"])
+        if place not in seen:
+            seen.add(place)
+            out.append(hit)
     return out
 
 
