@@ -1,0 +1,186 @@
+"""Families of the sixth framework pass: the same cause told by another layer or another release.
+
+- DeepSpeed started without a launcher falls back to MPI discovery: mpi4py missing, the traceback
+  through ``mpi_discovery`` or Open MPI's failed init right after the discovery notice mean no
+  launcher set the rank variables; the notice alone (a healthy mpirun run prints it) stays quiet;
+- torch.distributed APIs a newer torch added (``barrier(device_ids=)``, DDP's ``static_graph``,
+  ``_set_static_graph``) refused by an older torch are a version mismatch, as are framework options
+  whose ``__init__`` a GitHub paste turned into a bold ``init``;
+- an ENOSPC raised while creating a multiprocessing semaphore is a full /dev/shm, not a full disk;
+- torch's "device >= 0 && device < num_gpus" assert is the device-index family;
+- rocBLAS without Tensile kernels for the card's gfx target is an unsupported GPU architecture.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+MPI_DISCOVERY_FAILED = [
+    "ModuleNotFoundError: No module named 'mpi4py'",
+    "ImportError: No module named mpi4py",
+    '  File "/root/miniconda3/envs/py3.9/lib/python3.9/site-packages/deepspeed/comm/comm.py", line 677, '
+    "in mpi_discovery\n    from mpi4py import MPI\nModuleNotFoundError: No module named 'mpi4py'",
+    "[2021-04-07 22:13:53,125] [INFO] [distributed.py:37:init_distributed] Not using the DeepSpeed or "
+    "torch.distributed launchers, attempting to detect MPI environment...\n"
+    "*** An error occurred in MPI_Init_thread\n*** on a NULL communicator",
+    "[2024-02-23 05:39:58,704] [INFO] [comm.py:652:init_distributed] Not using the DeepSpeed or dist "
+    "launchers, attempting to detect MPI environment...\n"
+    "[gpu009:2974788] pmix_mca_base_component_repository_open: unable to open mca_gds_ds21 (ignored)\n"
+    "*** An error occurred in MPI_Init_thread\n*** on a NULL communicator",
+]
+
+
+@pytest.mark.parametrize("text", MPI_DISCOVERY_FAILED)
+def test_mpi_discovery_failing_means_no_launcher_set_the_ranks(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "launcher-env-missing"
+    assert "launcher-python-mismatch" not in shown[:1]
+
+
+MPI_DISCOVERY_QUIET = [
+    # the notice of a run mpirun started, whose discovery worked
+    "[2024-02-23 05:39:58,704] [INFO] [comm.py:652:init_distributed] Not using the DeepSpeed or dist "
+    "launchers, attempting to detect MPI environment...\n"
+    "[2024-02-23 05:39:58,800] [INFO] [comm.py:702:mpi_discovery] Discovered MPI settings of world_rank=0, "
+    "local_rank=0, world_size=2, master_addr=10.0.0.1, master_port=29500\nepoch 1 loss 0.5",
+]
+
+
+@pytest.mark.parametrize("text", MPI_DISCOVERY_QUIET)
+def test_mpi_discovery_that_works_is_not_a_missing_launcher(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert "launcher-env-missing" not in shown
+
+
+def test_an_mpi_init_failure_without_the_discovery_notice_is_not_a_missing_launcher(rules):
+    root, shown = root_and_shown(rules, "*** An error occurred in MPI_Init_thread\n*** on a NULL communicator")
+    assert "launcher-env-missing" not in shown
+
+
+def test_another_missing_module_stays_an_environment_problem(rules):
+    root, _ = root_and_shown(rules, "ModuleNotFoundError: No module named 'datasets'")
+    assert root == "launcher-python-mismatch"
+
+
+TORCH_TOO_OLD = [
+    "TypeError: barrier() got an unexpected keyword argument 'device_ids'",
+    "TypeError: init_process_group() got an unexpected keyword argument 'device_id'",
+    "Accelerator error-> __init__() got an unexpected keyword argument 'static_graph'",
+    "TypeError: DistributedDataParallel.__init__() got an unexpected keyword argument 'static_graph'",
+    "AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'",
+    "[rank1]: TypeError: new_group() got an unexpected keyword argument 'use_local_synchronization'",
+]
+
+
+@pytest.mark.parametrize("line", TORCH_TOO_OLD)
+def test_a_distributed_api_this_torch_lacks_is_a_version_mismatch(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "library-version-incompatible"
+
+
+FRAMEWORK_OPTION_MARKDOWN = [
+    "TypeError: init() got an unexpected keyword argument 'gpus'",
+    "TypeError: Trainer.init() got an unexpected keyword argument 'gpus'",
+    "TypeError: init() got an unexpected keyword argument 'distributed_backend'",
+]
+
+
+@pytest.mark.parametrize("line", FRAMEWORK_OPTION_MARKDOWN)
+def test_a_removed_framework_option_pasted_through_markdown(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "library-version-incompatible"
+
+
+NOT_A_VERSION = [
+    "TypeError: MyModel.init() got an unexpected keyword argument 'gpus'",
+    "TypeError: MyModel.__init__() got an unexpected keyword argument 'static_graph'",
+    "TypeError: init() got an unexpected keyword argument 'hidden_dim'",
+    "TypeError: my_barrier() got an unexpected keyword argument 'device_ids'",
+    "TypeError: __init__() got an unexpected keyword argument 'find_unused_parameter'",
+]
+
+
+@pytest.mark.parametrize("line", NOT_A_VERSION)
+def test_user_code_arguments_are_not_version_mismatches(rules, line):
+    _, shown = root_and_shown(rules, line)
+    assert "library-version-incompatible" not in shown
+
+
+SEMAPHORE_ENOSPC = """\
+/root/miniconda3/envs/vits/lib/python3.8/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space left on device.  joblib will operate in serial mode
+  warnings.warn('%s.  joblib will operate in serial mode' % (e,))
+Traceback (most recent call last):
+  File "finetune_speaker_v2.py", line 55, in main
+    mp.spawn(run, nprocs=n_gpus, args=(n_gpus, hps,))
+  File "/root/miniconda3/envs/vits/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 182, in start_processes
+    error_queue = mp.SimpleQueue()
+  File "/root/miniconda3/envs/vits/lib/python3.8/multiprocessing/synchronize.py", line 57, in __init__
+    sl = self._semlock = _multiprocessing.SemLock(
+OSError: [Errno 28] No space left on device
+"""
+
+SEMAPHORE_ENOSPC_PY37 = """\
+  File "/usr/lib/python3.7/multiprocessing/synchronize.py", line 162, in __init__
+    SemLock.__init__(self, SEMAPHORE, 1, 1, ctx=ctx)
+OSError: [Errno 28] No space left on device
+"""
+
+
+@pytest.mark.parametrize("text", [SEMAPHORE_ENOSPC, SEMAPHORE_ENOSPC_PY37])
+def test_no_space_for_a_semaphore_is_a_full_dev_shm(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "shm-too-small"
+    assert "disk-write-failed" not in shown[:1]
+
+
+def test_the_joblib_notice_alone_in_a_finished_run_is_quiet(rules):
+    text = ("/usr/lib/python3/dist-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] "
+            "No space left on device.  joblib will operate in serial mode\nEpoch 1 done\n")
+    _, shown = root_and_shown(rules, text)
+    assert shown == []
+
+
+def test_a_checkpoint_write_that_fails_stays_a_full_disk(rules):
+    text = ('  File "/opt/conda/lib/python3.7/site-packages/torch/serialization.py", line 604, in _save\n'
+            "    zip_file.write_record(name, storage.data_ptr(), num_bytes)\n"
+            "OSError: [Errno 28] No space left on device\n")
+    root, _ = root_and_shown(rules, text)
+    assert root == "disk-write-failed"
+
+
+DEVICE_INDEX_ASSERT = [
+    'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/'
+    'CUDAContext.cpp":50, please report a bug to PyTorch. device=1, num_gpus=',
+    "CUDA call failed lazily at initialization with error: device >= 0 && device < num_gpus INTERNAL "
+    'ASSERT FAILED at "../aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.',
+]
+
+
+@pytest.mark.parametrize("line", DEVICE_INDEX_ASSERT)
+def test_the_device_count_assert_is_the_device_index_family(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root in {"local-rank-exceeds-devices", "cuda-invalid-device"}
+
+
+ROCBLAS_NO_ARCH = [
+    "rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/library/TensileLibrary.dat: "
+    "No such file or directory for GPU arch : gfx1103",
+    "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1201",
+    "rocBLAS error: Cannot read /home/user/venv/lib/python3.10/site-packages/torch/lib/rocblas/library/"
+    "TensileLibrary.dat: Illegal seek",
+]
+
+
+@pytest.mark.parametrize("line", ROCBLAS_NO_ARCH)
+def test_rocblas_without_kernels_for_the_card(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "gpu-arch-unsupported"
+
+
+def test_a_rocblas_listing_of_libraries_is_quiet(rules):
+    text = ('"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx908.dat"\n'
+            '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"\n')
+    _, shown = root_and_shown(rules, text)
+    assert shown == []
