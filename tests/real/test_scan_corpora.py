@@ -228,12 +228,10 @@ KNOWN_FALSE_ALARMS = {
     "mit-han-lab/efficientvit/applications/efficientvit_cls/train_efficientvit_cls_model.py": {
         "missing-set-device efficientvit/apps/utils/dist.py:24",
         "no-barrier-before-checkpoint-load efficientvit/apps/trainer/base.py:242"},
-    # First look of scan-precision6 (session 6), judged wrong: CvT builds its SummaryWriter on every rank but hands it
-    # (in a dict) to train_one_epoch/test, which write only under `comm.is_main_process()`; SparK's `.cuda()` at
+    # First look of scan-precision6 (session 6), judged wrong: SparK's `.cuda()` at
     # dist.py:30 is the one-process arm (RANK unset), the distributed arm calls set_device; nanoVLM shards its
     # iterable dataset with `.shard(num_shards=world_size, index=rank)` (no sampler needed); stylegan2-pytorch
     # places every training tensor with `.cuda(rank)` (the bare `.cuda()` is in the ModelLoader inference helper).
-    "microsoft/CvT/tools/train.py": {"logging-from-all-ranks tools/train.py:92"},
     "keyu-tian/SparK/pretrain/main.py": {"missing-set-device pretrain/dist.py:30"},
     "huggingface/nanoVLM/train.py": {"missing-distributed-sampler train.py:213"},
     "lucidrains/stylegan2-pytorch/stylegan2_pytorch/cli.py": {"missing-set-device stylegan2_pytorch/cli.py:39"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains
+from troubleshooter.scan.checkers._common import contains, function_arguments
 from troubleshooter.scan.model import const, dotted, last, walk
 
 
@@ -34,7 +34,7 @@ class LoggingFromAllRanksChecker(Checker):
                     continue
                 if site.name in P.run_bound_tracker_calls and self._run_judged_elsewhere(m, site):
                     continue
-                if site.name in P.event_file_writers and self._written_on_rank0_only(m, site):
+                if site.name in P.event_file_writers and not self._written_on_every_rank(m, site):
                     continue
                 if switched_off is None:
                     switched_off = _switched_off_by_rank(m)
@@ -68,16 +68,22 @@ class LoggingFromAllRanksChecker(Checker):
         return bool(site.ctx.loops) and m.is_training_loop(site.ctx.loops[-1])
 
     @staticmethod
-    def _written_on_rank0_only(m, site) -> bool:
-        """``writer = SummaryWriter(...)`` on every rank, but every ``writer.add_*(...)`` on rank 0 only: the other
-        ranks' event files stay empty (a writer handed anywhere else is not followed: it still counts)."""
+    def _written_on_every_rank(m, site) -> bool:
+        """``writer = SummaryWriter(...)`` on every rank opens only this process's own event file (named by host,
+        process id and time): nothing clashes unless the ranks write to it. True when a write (``writer.add_*``)
+        runs on every rank, through the name the writer is bound to or the parameter of a local function it is
+        handed to; a writer whose writes cannot be followed (kept in a dict, handed to another module) is no
+        evidence."""
         name = site.assigned_to
         if not name:
             return False
-        uses = [s for s in m.calls if s.recv == name]
-        handed = any(dotted(arg) == name for s in m.calls for arg in [*s.node.args, *(k.value for k in s.node.keywords)])
-        writes = [s for s in uses if s.method.startswith("add_")]
-        return bool(writes) and not handed and all(s.rank0 or s.rank_conditional for s in writes)
+        receivers: set[tuple[str, object]] = {(name, None)}  # (receiver, the function it is read in; None: any)
+        for s in m.calls:
+            callee, pairs = function_arguments(m, s)
+            receivers.update((param, callee) for arg, param in pairs if dotted(arg) == name)
+        writes = [s for s in m.calls if s.method.startswith("add_") and any(
+            s.recv == receiver and (scope is None or s.ctx.func is scope) for receiver, scope in receivers)]
+        return any(not (s.rank0 or s.rank_conditional or m.mentions_rank(s.node)) for s in writes)
 
     @staticmethod
     def _run_judged_elsewhere(m, site) -> bool:
