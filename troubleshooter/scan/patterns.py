@@ -35,7 +35,7 @@ KEYS = (
     "hf_cache_loaders", "print_calls", "logging_methods", "logging_modules", "tracker_calls",
     "checkpoint_writers", "print_silencers", "nccl_tuning_vars", "parametric_layers", "batchnorm_layers",
     "sync_batchnorm", "loss_modules_with_weight", "loss_weight_kwargs", "cpu_tensor_factories",
-    "seed_calls", "random_draws", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
+    "seed_calls", "random_draws", "random_draw_prefixes", "activation_checkpoint", "hf_gradient_checkpointing", "join_contexts",
     "dtype_names", "cpu_count_calls", "barrier_methods", "logger_factories", "log_level_setters",
     "local_rank_names", "distributed_flag_words", "process_count_words", "device_binding_methods", "model_preparers", "functional_losses_with_weight",
     "ddp_settings", "global_batch_help_words", "main_process_loggers", "hub_packages", "local_samplers", "log_output_setup",

@@ -179,7 +179,7 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
             if branch == RANDOM:
                 info.random_branches.append((stmt.lineno, ast.unparse(stmt.test)))
             inner = max(kind, branch, key=_RANK.get)
-            _note(info, stmt.test, kind)
+            _note(m, info, stmt.test, kind)
             before = set(info.uses)
             _collect_uses(m, info, stmt.body, inner, inputs)
             flag = dotted(stmt.test)
@@ -194,13 +194,13 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
             items = _loop_items_kind(m, stmt, kind, inputs) if isinstance(stmt, ast.For) else kind
             for expr in ast.iter_child_nodes(stmt):
                 if isinstance(expr, ast.expr):
-                    _note(info, expr, items if expr is getattr(stmt, "iter", None) else kind)
+                    _note(m, info, expr, items if expr is getattr(stmt, "iter", None) else kind)
             for part in ("body", "orelse", "finalbody"):
                 _collect_uses(m, info, getattr(stmt, part, []) or [], kind, inputs)
             for handler in getattr(stmt, "handlers", []):
                 _collect_uses(m, info, handler.body, kind, inputs)
             continue
-        _note(info, stmt, kind)
+        _note(m, info, stmt, kind)
 
 
 def _loop_items_kind(m: ModuleIndex, loop: ast.For, kind: str, inputs: set[str]) -> str:
@@ -215,13 +215,14 @@ def _loop_items_kind(m: ModuleIndex, loop: ast.For, kind: str, inputs: set[str])
     return kind
 
 
-def _note(info: ModelClass, node: ast.AST, kind: str) -> None:
+def _note(m: ModuleIndex, info: ModelClass, node: ast.AST, kind: str) -> None:
     # ``self.heads[task](x)``: which entry runs depends on the data, so the container is used only sometimes
     picked = {id(sub.value) for sub in walk(node)
               if isinstance(sub, ast.Subscript) and not isinstance(sub.slice, ast.Constant)}
     # ``random.randrange(len(self.candidates))`` draws an index over the entries: it runs none of them
+    drawn_by = tuple(m.P.random_draw_prefixes)
     counted = {id(call.args[0]) for draw in walk(node) if isinstance(draw, ast.Call)
-               and (dotted(draw.func) or "").startswith(("random.", "np.random.", "numpy.random.", "torch.rand"))
+               and (dotted(draw.func) or "").startswith(drawn_by)
                for call in walk(draw) if isinstance(call, ast.Call) and dotted(call.func) == "len"
                and len(call.args) == 1}
     for sub in walk(node):

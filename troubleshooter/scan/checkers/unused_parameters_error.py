@@ -8,7 +8,7 @@ from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import wrapped_name
 from troubleshooter.scan.checkers._modules import (
     ALWAYS, INPUT, RANDOM, ModelClass, analyse, flag_off, prepared_classes, wrapped_classes)
-from troubleshooter.scan.model import const, dotted
+from troubleshooter.scan.model import ModuleIndex, const, dotted
 
 
 class UnusedParametersErrorChecker(Checker):
@@ -68,7 +68,7 @@ class UnusedParametersErrorChecker(Checker):
             for attr, line in sorted(sub.params.items(), key=lambda kv: kv[1]):
                 if attr in sub.conditional_init:
                     continue
-                skipped = _skipped_sometimes(sub, attr)
+                skipped = _skipped_sometimes(m, sub, attr)
                 if attr not in sub.uses or skipped:
                     how = skipped or "is never used by"
                     yield Hit(wrap.line, f"{path}.{attr} ({sub_name}, line {line}) {how} {sub_name}.forward, "
@@ -83,7 +83,7 @@ def _always_used(cls: ModelClass) -> list[str]:
     return [attr for attr in cls.params if cls.uses.get(attr) == ALWAYS and attr not in cls.conditional_init]
 
 
-def _skipped_sometimes(sub: ModelClass, attr: str) -> str | None:
+def _skipped_sometimes(m: ModuleIndex, sub: ModelClass, attr: str) -> str | None:
     """How a submodule's forward uses ``self.<attr>`` only on some calls: under a random draw (stochastic depth,
     layer drop), or under a test on an optional argument (``residual=None``) that some callers leave out."""
     use, line = sub.uses.get(attr), sub.use_lines.get(attr)
@@ -103,13 +103,13 @@ def _skipped_sometimes(sub: ModelClass, attr: str) -> str | None:
             tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & optional
             if tested:
                 return f"is used only when the optional argument `{sorted(tested)[0]}` is passed (line {line}) to"
-    picked = _picked_by(sub, forward, attr)
+    picked = _picked_by(m, sub, forward, attr)
     if picked:
         return f"has one entry picked per call by {picked} (line {line}) in"
     return None
 
 
-def _picked_by(sub: ModelClass, forward: ast.FunctionDef, attr: str) -> str | None:
+def _picked_by(m: ModuleIndex, sub: ModelClass, forward: ast.FunctionDef, attr: str) -> str | None:
     """``self.<attr>[i](x)`` where ``i`` is an argument of forward (a task id) or a random draw bound in forward
     (``choice = random.randrange(len(self.candidates))``): the other entries get no gradient on that call. Not a loop
     index, which visits every entry."""
@@ -117,7 +117,7 @@ def _picked_by(sub: ModelClass, forward: ast.FunctionDef, attr: str) -> str | No
     loop_vars = {n.id for loop in ast.walk(forward) if isinstance(loop, (ast.For, ast.comprehension))
                  for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     drawn = {t.id for node in ast.walk(forward) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-             and (dotted(node.value.func) or "").startswith(("random.", "np.random.", "numpy.random.", "torch.rand"))
+             and (dotted(node.value.func) or "").startswith(tuple(m.P.random_draw_prefixes))
              for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(forward):
         if isinstance(node, ast.Subscript) and dotted(node.value) == f"self.{attr}" and isinstance(node.slice, ast.Name):
