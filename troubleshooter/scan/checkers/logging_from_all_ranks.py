@@ -126,7 +126,7 @@ class LoggingFromAllRanksChecker(Checker):
         if path is None:
             return False
         roots = _derivation(m, path, site)
-        if any(m.mentions_rank(root) for root in roots):
+        if any(m.mentions_rank(root) for root in roots) or _attribute_set_per_rank(m, roots):
             return True
         targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
         return any(isinstance(n, ast.Name) and n.id in {t.split(".")[0] for t in targets}
@@ -154,7 +154,8 @@ class LoggingFromAllRanksChecker(Checker):
 
 def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
     """``node`` and the values its names were last assigned in the same function, followed ``depth`` steps back
-    (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``)."""
+    (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``); ``site``: the
+    call or binding the node belongs to (its line and function)."""
     found, frontier = [node], [node]
     for _ in range(depth):
         names = {dotted(n) for root in frontier for n in walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
@@ -162,6 +163,14 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
                     if b is not None and all(b.value is not seen for seen in found)]
         found.extend(frontier)
     return found
+
+
+def _attribute_set_per_rank(m, roots: list[ast.AST]) -> bool:
+    """The path reads an attribute that some method sets from the rank (``self.queue_path = os.path.join(folder,
+    f"queue{self.trainer.global_rank}.pth")`` in a set-up hook, saved to in another): each rank has its own file."""
+    attributes = {dotted(n) for root in roots for n in walk(root) if isinstance(n, ast.Attribute)} - {None}
+    return any(m.mentions_rank(value) for name in attributes for b in m.bindings.get(name, ())
+               for value in _derivation(m, b.value, b))
 
 
 def _enclosing_tests(m, site) -> list[ast.AST]:
