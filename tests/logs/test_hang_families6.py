@@ -13,7 +13,12 @@ epoch-end reading.
 
 A store read that the store's host dropped. A rank setting up its NCCL communicator reads the unique id
 from the TCPStore that rank 0 hosts; "Connection reset by peer", "Broken pipe" or an end of stream there
-means rank 0 exited first (a crash of its own), not a network fault and not a timeout."""
+means rank 0 exited first (a crash of its own), not a network fault and not a timeout.
+
+A log that ends while c10d still retries its connection to the store. Each attempt prints a warning (a
+refusal, errno 111, while the master starts; Windows' "system error: 10049 - The requested address is not
+valid in its context"); training after them means the retries were harmless, but a log whose last
+start-up line is such a retry hung at the rendezvous."""
 
 from __future__ import annotations
 
@@ -150,3 +155,24 @@ STORE_SLOW = [
 def test_a_store_read_that_ran_out_of_time_stays_a_timeout(rules, text):
     root, _ = root_and_shown(rules, text)
     assert root == "collective-timeout"
+
+
+WIN_RETRY = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [kubernetes.docker.internal]:54941 "
+             "(system error: 10049 - The requested address is not valid in its context.).")
+LINUX_RETRY = ("[W socket.cpp:558] [c10d] The client socket has failed to connect to [node0]:29500 "
+               "(errno: 111 - Connection refused).")
+
+
+@pytest.mark.parametrize("retry", [WIN_RETRY, LINUX_RETRY])
+def test_a_log_that_ends_retrying_the_store_hung_at_the_rendezvous(rules, retry):
+    _, shown = root_and_shown(rules, "\n".join([retry] * 4))
+    assert shown == ["ranks-missing-at-rendezvous"]
+
+
+@pytest.mark.parametrize("retry", [WIN_RETRY, LINUX_RETRY])
+def test_retries_followed_by_training_stay_quiet(rules, retry):
+    text = "\n".join([retry] * 3 + [
+        "load StableDiffusion checkpoint",
+        "steps:   1%|▏         | 12/1600 [00:21<47:10,  1.78s/it, loss=0.123]",
+        "steps:   2%|▏         | 24/1600 [00:42<46:10,  1.76s/it, loss=0.118]"])
+    assert root_and_shown(rules, text) == (None, [])
