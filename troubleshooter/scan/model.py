@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from troubleshooter.scan.callargs import TERMINAL
 from troubleshooter.scan.guards import (  # noqa: F401
     NONZERO, RANK0, RANKDEP, RankLogic, const, dotted, last, mark_methods, walk)
 from troubleshooter.scan.patterns import Patterns
@@ -157,7 +158,7 @@ class ModuleIndex:
         self.calls: list[CallSite] = []
         self.bindings: dict[str, list[Binding]] = {}
         self.loops: list[LoopInfo] = []
-        self.functions: dict[str, list[FuncInfo]] = {}
+        self.functions: dict[str, list[FuncInfo]] = {}  # name -> its function/method definitions (no class bodies)
         self.classes: dict[str, ast.ClassDef] = {}
         self._loads: list[ast.AST] = []  # the names and attributes read, in walk order (``loaded`` counts them)
         self._loaded: Counter | None = None
@@ -226,9 +227,11 @@ class ModuleIndex:
         return text
 
     # ---- the single pass -------------------------------------------------------------------
-    def _block(self, stmts: list[ast.stmt], ctx: Ctx) -> None:
+    def _block(self, stmts: list[ast.stmt], ctx: Ctx) -> Ctx:
+        """Index a block; return the context after it (an early return in it guards what follows)."""
         for stmt in stmts:
             ctx = self._stmt(stmt, ctx)
+        return ctx
 
     def _stmt(self, stmt: ast.stmt, ctx: Ctx) -> Ctx:
         """Index one statement; return the context for the statements after it (early returns)."""
@@ -271,7 +274,7 @@ class ModuleIndex:
                 expr = item.context_expr
                 names.append(self.qual(expr.func if isinstance(expr, ast.Call) else expr) or "?")
             inner = ctx.but(withs=ctx.withs + tuple(names))
-            after = self._block_ctx(stmt.body, inner)
+            after = self._block(stmt.body, inner)
             # an early return inside the with still guards what follows it
             return ctx.but(sides=after.sides)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
@@ -308,11 +311,6 @@ class ModuleIndex:
                         site.unpacked_to = tuple(dotted(e) for e in target.elts)
         return ctx
 
-    def _block_ctx(self, stmts: list[ast.stmt], ctx: Ctx) -> Ctx:
-        for stmt in stmts:
-            ctx = self._stmt(stmt, ctx)
-        return ctx
-
     def _new_branch(self) -> int:
         self.branch_ids += 1
         return self.branch_ids
@@ -332,8 +330,8 @@ class ModuleIndex:
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
-        after_body = self._block_ctx(stmt.body, ctx.but(sides=body_sides, dist_branch=dist, optional=optional))
-        after_else = self._block_ctx(stmt.orelse, ctx.but(sides=else_sides, dist_branch=dist, optional=optional))
+        after_body = self._block(stmt.body, ctx.but(sides=body_sides, dist_branch=dist, optional=optional))
+        after_else = self._block(stmt.orelse, ctx.but(sides=else_sides, dist_branch=dist, optional=optional))
         if sides and _terminal(stmt.body) and not _terminal(stmt.orelse):
             return ctx.but(sides=else_sides)
         if sides and _terminal(stmt.orelse) and not _terminal(stmt.body):
@@ -517,8 +515,7 @@ class ModuleIndex:
             project = self.project
             self._dead = [] if project is None else [
                 (f.node.lineno, f.node.end_lineno or f.node.lineno) for infos in self.functions.values()
-                for f in infos if f.name != "<class>"
-                and not project.is_called(f.name, self.path if f.module_level else None)]
+                for f in infos if not project.is_called(f.name, self.path if f.module_level else None)]
             if project is not None and project.is_helper(self.path):  # a helper's own ``__main__`` block
                 self._dead += [(s.lineno, s.end_lineno or s.lineno) for s in self.tree.body
                                if is_main_block(s)]
@@ -535,7 +532,8 @@ _TESTS = (ast.Compare, ast.BoolOp, ast.UnaryOp)
 
 
 def _terminal(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) or (
+    """The block leaves (a ``return``, ``raise``, ``continue``, ``break`` or ``exit()`` last)."""
+    return bool(body) and isinstance(body[-1], TERMINAL) or (
         bool(body) and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call)
         and last(dotted(body[-1].value.func)) in ("exit", "_exit"))
 
@@ -577,9 +575,9 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
     for position, index in enumerate(indexes):
         own.append({name for name, infos in index.functions.items() if any(i.module_level for i in infos)})
         for name, infos in index.functions.items():
-            defs.setdefault(name, []).extend((position, i) for i in infos if i.name != "<class>")
+            defs.setdefault(name, []).extend((position, i) for i in infos)
             for info in infos:
-                if info.cls and info.name != "<class>":
+                if info.cls:
                     defs.setdefault(info.cls, []).append((position, info))  # constructing the class runs its methods
     sites: dict[str, list[tuple[int, CallSite]]] = {}
     for position, index in enumerate(indexes):
@@ -614,7 +612,7 @@ def _callback_calls(index: "ModuleIndex", defs: dict) -> list[tuple[str, CallSit
     by_name: dict[tuple[int, str], list[CallSite]] | None = None  # (function, called bare name) -> calls, in order
     for site in index.calls:
         infos = index.functions.get(site.method, ())
-        if len(infos) != 1 or site.recv not in (None, "self") or infos[0].name == "<class>":
+        if len(infos) != 1 or site.recv not in (None, "self"):
             continue
         helper = infos[0]
         params = [a.arg for a in helper.node.args.args]

@@ -251,7 +251,7 @@ class Project:
                       if _framework_of(project.P, index.qual(base))}
         for site in index.calls:
             project._call(site.node, index.aliases, subclasses.get(site.name, site.name))
-        defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
+        defs = [f.node for infos in index.functions.values() for f in infos]
         project.frameworks |= _annotated_frameworks(project.P, defs, index.aliases)
         vendored = vendored_framework_of(index)
         if vendored:  # the file is a copy of the framework's entry (see ``add``)
@@ -544,7 +544,7 @@ def framework_entry_in(index) -> bool:
     P = index.P
     if any(_framework_of(P, site.name) for site in index.calls if site.name) or vendored_framework_of(index):
         return True
-    defs = [f.node for infos in index.functions.values() for f in infos if f.name != "<class>"]
+    defs = [f.node for infos in index.functions.values() for f in infos]
     return bool(_annotated_frameworks(P, defs, index.aliases))
 
 
