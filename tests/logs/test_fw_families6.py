@@ -184,3 +184,65 @@ def test_a_rocblas_listing_of_libraries_is_quiet(rules):
             '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"\n')
     _, shown = root_and_shown(rules, text)
     assert shown == []
+
+
+QUANTIZED_SPLIT_OVER_GPUS = [
+    "ValueError: You can't train a model that has been loaded in 8-bit precision on a different device than "
+    "the one you're training on. Make sure you loaded the model on the correct device using for example "
+    "`device_map={'':torch.cuda.current_device()}`",
+    "ValueError: You can't train a model that has been loaded in 8-bit or 4-bit precision on a different device "
+    "than the one you're training on. Make sure you loaded the model on the correct device using for example "
+    "`device_map={'':torch.cuda.current_device()}` or `device_map={'':torch.xpu.current_device()}`",
+]
+
+
+@pytest.mark.parametrize("line", QUANTIZED_SPLIT_OVER_GPUS)
+def test_a_quantized_model_dispatched_over_gpus_in_both_accelerate_wordings(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "device-map-with-ddp"
+
+
+FSDP_DEVICE_NOT_SET = [
+    "ValueError: Inconsistent compute device and `device_id` on rank 0: cuda:1 vs cuda:0",
+    "[rank4]: ValueError: Inconsistent compute device and `device_id` on rank 3: cuda:0 vs cuda:3",
+    "fsdp/_init_utils.py,line889 inconsistent compute device and'device_id ' on rank 3: cuda:0 vs cuda:3",
+    "AssertionError: Expects tensor to be on the compute device cuda:2",
+]
+
+
+@pytest.mark.parametrize("line", FSDP_DEVICE_NOT_SET)
+def test_fsdp_compute_device_checks_are_the_device_not_selected_per_rank(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "missing-set-device"
+
+
+LAUNCHER_OPTION_OF_NEWER_TORCH = [
+    "torchrun: error: unrecognized arguments: --nproc-per-node=1",
+    "usage: torchrun [-h] [--nnodes NNODES] [--nproc_per_node NPROC_PER_NODE]\n"
+    "torchrun: error: unrecognized arguments: --local-ranks-filter 0",
+    "launch.py: error: unrecognized arguments: --standalone",
+]
+
+
+@pytest.mark.parametrize("text", LAUNCHER_OPTION_OF_NEWER_TORCH)
+def test_a_launcher_refusing_an_option_of_a_newer_torch(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "library-version-incompatible"
+    assert "local-rank-argument" not in shown
+
+
+@pytest.mark.parametrize("line", [
+    "train.py: error: unrecognized arguments: --local-rank=0",
+    "main.py: error: unrecognized arguments: --local_rank=3 -m",
+])
+def test_the_script_refusing_the_local_rank_flag_stays_the_local_rank_argument(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "local-rank-argument"
+
+
+def test_an_extension_built_for_a_torch_before_1_13(rules):
+    text = ("ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n"
+            "E0524 02:47:32.143000 139970725283648 torch/distributed/elastic/multiprocessing/api.py:826] failed "
+            "(exitcode: 1) local_rank: 0 (pid: 471996) of binary: /home/user/venv/bin/python\n")
+    root, _ = root_and_shown(rules, text)
+    assert root == "library-version-incompatible"
