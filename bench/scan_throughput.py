@@ -1,20 +1,24 @@
 """Scanner throughput on a large real codebase vs bare ``ast.parse`` of the same files, same run.
 
-Usage: python bench/scan_throughput.py [--project] [--repeat N] [--cpu] [ROOT] (default: the installed torch package's
+Usage: python bench/scan_throughput.py [--project] [--phases] [--repeat N] [--cpu] [ROOT] (default: the installed torch package's
 sources). Prints lines/second for both and the ratio; the target is a ratio of at most 2.0. Files are scanned one
 at a time (``FileScanner.scan``); ``--project`` scans ROOT as one project instead (``scan_paths``: local imports
 followed, cross-file knowledge, what ``troubleshoot scan DIR`` does). ``--repeat N`` alternates N parse and N scan
 runs and keeps the best of each (the machine is shared: the best run is the least disturbed one). ``--cpu`` times
 both with the process's CPU time instead of the wall clock: on a loaded machine the time the process waits for a
-core is then left out of both figures (the wall clock is the default).
+core is then left out of both figures (the wall clock is the default). ``--phases`` (with ``--project``) also
+prints where the scan's time goes, phase by phase (parse, project summary, index, each checker ...), for the
+least disturbed run: each phase's time and its share of the bare parse (the wrappers that time them add a little).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from troubleshooter.scan import iter_python_files, scan_paths
@@ -64,10 +68,54 @@ def _scan_all(root: str, files: list[str], blobs: list[bytes], project: bool) ->
     return clock() - t0, hits
 
 
+@contextmanager
+def _timed_phases(spent: dict[str, float]):
+    """Time the scan's phases into ``spent`` (phase -> seconds) while the block runs: each phase's function is
+    wrapped (a checker's hits are listed inside its own time). A phase called inside another counts in both."""
+    from troubleshooter.scan import model, runner
+    from troubleshooter.scan.inline import Inliner
+    from troubleshooter.scan.project import Project
+
+    targets = [(runner, "parse", "parse (ast)"), (Project, "distributed_path", "distributed path (imports, bytes)"),
+               (Project, "relevant", "project: relevance test (bytes)"), (Project, "add", "project: summary"),
+               (Project, "add_source", "project: helpers read from disk (parse + summary)"),
+               (runner.FileScanner, "index", "index, all files (inlining + index)"),
+               (Inliner, "expand", "  inlining of set-up helpers"), (model.ModuleIndex, "__init__", "  ModuleIndex"),
+               (model, "propagate_rank0", "rank-0 propagation (also inside ModuleIndex)"),
+               (runner.FileScanner, "check", "checks, all files")]
+    for checker in all_checkers():
+        for method in ("check", "check_handled"):
+            if method in type(checker).__dict__:
+                targets.append((type(checker), method, f"  {checker.id}" + (" (handled)" if method != "check" else "")))
+    spent.update((label, 0.0) for _, _, label in targets)  # printed in this order
+    saved = []
+
+    def timed(function, label, listed):
+        @functools.wraps(function)
+        def run(*args, **kwargs):
+            t0 = clock()
+            try:
+                found = function(*args, **kwargs)
+                return list(found) if listed else found
+            finally:
+                spent[label] = spent.get(label, 0.0) + clock() - t0
+        return run
+
+    for owner, name, label in targets:
+        function = getattr(owner, name)
+        saved.append((owner, name, function))
+        setattr(owner, name, timed(function, label, name.startswith("check") and owner is not runner.FileScanner))
+    try:
+        yield
+    finally:
+        for owner, name, function in reversed(saved):
+            setattr(owner, name, function)
+
+
 def main(argv: list[str]) -> int:
     global clock
-    project, cpu = "--project" in argv, "--cpu" in argv
-    argv = [a for a in argv if a not in ("--project", "--cpu")]
+    project, cpu, phases = "--project" in argv, "--cpu" in argv, "--phases" in argv
+    argv = [a for a in argv if a not in ("--project", "--cpu", "--phases")]
     if cpu:
         clock = time.process_time
     repeat = 1
@@ -88,6 +136,15 @@ def main(argv: list[str]) -> int:
         full, hits = _scan_all(root, files, blobs, project)
         fulls.append(full)
     bare, bare_no_gc, full = min(bares), min(bares_no_gc), min(fulls)
+    breakdown: dict[str, float] = {}
+    if phases and project:  # timed apart: the wrappers must not slow the runs measured above
+        best = None
+        for _ in range(repeat):
+            spent: dict[str, float] = {}
+            with _timed_phases(spent):
+                took, _ = _scan_all(root, files, blobs, project)
+            if best is None or took < best:
+                best, breakdown = took, spent
 
     print(f"files: {len(files)}  lines: {lines}  root: {root}  (best of {repeat}, {'CPU' if cpu else 'wall'} time)")
     print(f"bare ast.parse : {bare:7.2f} s  {lines / bare:12,.0f} lines/s")
@@ -96,6 +153,13 @@ def main(argv: list[str]) -> int:
     print(f"ratio scan / parse: {ratio:.2f}x  (target <= 2.0x: {'met' if ratio <= 2.0 else 'NOT met'})")
     # the scanner parses with the garbage collector off; against a parse that does the same:
     print(f"ratio scan / parse with gc off: {full / bare_no_gc:.2f}x  (bare ast.parse, gc off: {bare_no_gc:.2f} s)")
+    if breakdown:
+        print(f"\nphases of the least disturbed timed scan ({best:.2f} s with the timing wrappers):")
+        labels = list(breakdown)
+        last_phase = labels.index("checks, all files") + 1  # then the checkers, the slowest first
+        for label in labels[:last_phase] + sorted(labels[last_phase:], key=lambda k: -breakdown[k]):
+            if breakdown[label] >= (0.001 if labels.index(label) >= last_phase else 1e-9):  # a checker: 1 ms at least
+                print(f"  {label:52s} {breakdown[label]:6.3f} s  {breakdown[label] / bare:5.2f}x parse")
     return 0 if ratio <= 2.0 else 1
 
 

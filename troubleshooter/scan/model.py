@@ -96,7 +96,8 @@ class CallSite:
     @property
     def rank0(self) -> bool:
         """Runs on rank 0 / the main process only (own branch, early return, or every caller)."""
-        return any(entry[1] == RANK0 for entry in self.ctx.sides) or bool(self.ctx.func and self.ctx.func.rank0)
+        sides = self.ctx.sides
+        return bool(sides) and any(entry[1] == RANK0 for entry in sides) or bool(self.ctx.func and self.ctx.func.rank0)
 
     @property
     def rank_conditional(self) -> bool:
@@ -581,8 +582,8 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
                     defs.setdefault(info.cls, []).append((position, info))  # constructing the class runs its methods
     sites: dict[str, list[tuple[int, CallSite]]] = {}
     for position, index in enumerate(indexes):
+        local = index.project.local_modules if index.project is not None else ()
         for site in index.calls:
-            local = index.project.local_modules if index.project is not None else ()
             if site.method in defs and (site.recv in (None, "self") or index.aliases.get(site.recv) in local
                                         or site.method[:1].isupper() or _local_instance(index, site)):
                 sites.setdefault(site.method, []).append((position, site))
