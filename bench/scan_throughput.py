@@ -21,10 +21,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from troubleshooter.scan import iter_python_files, scan_paths
-from troubleshooter.scan.checkers import all_checkers
-from troubleshooter.scan import shipped_patterns
-from troubleshooter.scan.runner import FileScanner
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's scanner, not an installed one
+
+from troubleshooter.scan import iter_python_files, scan_paths  # noqa: E402
+from troubleshooter.scan.checkers import all_checkers  # noqa: E402
+from troubleshooter.scan import shipped_patterns  # noqa: E402
+from troubleshooter.scan.runner import FileScanner  # noqa: E402
 
 
 def torch_root() -> str:
