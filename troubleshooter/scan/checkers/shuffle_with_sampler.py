@@ -5,20 +5,24 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, resolved_const, truthy_literal
+from troubleshooter.scan.checkers._common import (
+    dataloaders, dataset_name, loader_label, resolved_const, spread_keywords, truthy_literal,
+)
 from troubleshooter.scan.model import const, dotted, source
 
 
 class ShuffleWithSamplerChecker(Checker):
-    """shuffle=True next to a sampler: DataLoader raises, or the shuffle is meant for the sampler."""
+    """shuffle=True next to a sampler: DataLoader raises, or the shuffle is meant for the sampler. Either may come
+    through a ``**loader_kwargs`` dict the function builds (``{'shuffle': True}`` merged in for CUDA runs)."""
 
     id = "shuffle-with-sampler"
 
     def check(self, m):
         for site in dataloaders(m):
-            sampler = site.kw("sampler")
+            spread = spread_keywords(m, site)
+            sampler, shuffle = site.kw("sampler") or spread.get("sampler"), site.kw("shuffle") or spread.get("shuffle")
             if sampler is None or resolved_const(m, sampler, site, default=...) is None or not (
-                    self._true(m, site) or self._sometimes_true(m, site, sampler)):
+                    self._true(m, site, shuffle) or self._sometimes_true(m, site, sampler, shuffle)):
                 continue
             name = dotted(sampler) or source(sampler)
             found = {"sampler": name, "dataset": dataset_name(site) or "dataset"}
@@ -30,17 +34,15 @@ class ShuffleWithSamplerChecker(Checker):
 
 
     @staticmethod
-    def _true(m, site) -> bool:
+    def _true(m, site, value) -> bool:
         """shuffle=True, or a name, option default or config key that evidently holds True."""
-        value = site.kw("shuffle")
         return truthy_literal(value) or resolved_const(m, value, site) is True
 
     @staticmethod
-    def _sometimes_true(m, site, sampler) -> bool:
+    def _sometimes_true(m, site, sampler, value) -> bool:
         """``shuffle=(split == "train")`` next to a DistributedSampler the loader always gets (built in the call, or
         the only value of its name in the function): DataLoader raises whenever the expression is true. Quiet when
         the expression looks at the sampler, at None or at a distributed flag (``shuffle=sampler is None``)."""
-        value = site.kw("shuffle")
         if value is None or const(value, default=...) is not ... or dotted(value):
             return False  # a literal, or a plain name / option (resolved by _true when it evidently holds True)
         name = dotted(sampler)
