@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, wrapped_name
-from troubleshooter.scan.model import const
+from troubleshooter.scan.checkers._common import dataloaders, ddp_wraps, wrapped_name
+from troubleshooter.scan.model import const, dotted
+
+# Per-GPU BatchNorm over this many samples or more is the usual, accepted DDP set-up (torchvision's ImageNet
+# references, 32 per GPU, make SyncBatchNorm an option); the statistics suffer when the per-rank batch is small.
+LARGE_PER_RANK_BATCH = 32
 
 
 class BatchnormNotSyncedChecker(Checker):
-    """BatchNorm layers (or a torchvision model that has them) + DDP on CUDA + no convert_sync_batchnorm."""
+    """BatchNorm layers (or a torchvision model that has them) + DDP on CUDA + no convert_sync_batchnorm, unless every
+    loader the ranks train from takes a large per-rank batch fixed in the code (a literal of LARGE_PER_RANK_BATCH or
+    more; a command-line option's default is the user's to change, so it does not count)."""
 
     id = "batchnorm-not-synced"
 
@@ -18,7 +24,7 @@ class BatchnormNotSyncedChecker(Checker):
         # affine=False: a parameter-free normaliser of frozen features (linear probing), per-GPU by design
         bn = [c for c in m.calls_named(m.P.batchnorm_layers) if const(c.kw("affine"), default=True) is not False] or [
             c for c in m.calls if c.name.startswith("torchvision.") and m.P.matches("batchnorm_model_factories", c.name)]
-        if not bn:
+        if not bn or self._large_per_rank_batches(m):
             return
         layer = bn[0].name.rpartition(".")[2]
         for wrap in ddp_wraps(m):
@@ -26,6 +32,22 @@ class BatchnormNotSyncedChecker(Checker):
             yield Hit(wrap.line, f"{model} has BatchNorm ({layer} at line {bn[0].line}) and is wrapped in DDP without "
                                  "SyncBatchNorm.convert_sync_batchnorm: each GPU normalises with the statistics of "
                                  "its own small batch", {"model": model})
+
+    @staticmethod
+    def _large_per_rank_batches(m) -> bool:
+        """Every DataLoader outside rank-0-only code takes a batch_size the code fixes to a large integer: a literal,
+        or a name its function binds to that literal only."""
+        sizes = [_fixed_int(m, site) for site in dataloaders(m) if not site.rank0]
+        return bool(sizes) and all(size is not None and size >= LARGE_PER_RANK_BATCH for size in sizes)
+
+
+def _fixed_int(m, site) -> int | None:
+    node = site.kw("batch_size")
+    values = [node] if dotted(node) is None else [
+        b.value for b in m.bindings.get(dotted(node), ()) if b.func is site.ctx.func]
+    found = {const(v, default=None) for v in values}
+    size = found.pop() if len(found) == 1 else None
+    return size if type(size) is int else None
 
 
 CHECKER = BatchnormNotSyncedChecker()
