@@ -44,7 +44,8 @@ KEYS = (
     "ddp_returning_preparers", "serialising_write_contexts", "gradient_sync_skippers",
     "run_bound_tracker_calls", "tracker_run_starters", "active_run_names", "event_file_writers",
     "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", "device_restoring_loaders", "buffer_registrars",
-    "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", SIGNATURES_KEY, *REGEX_KEYS,
+    "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
+    "batch_config_engines", "batching_methods", SIGNATURES_KEY, *REGEX_KEYS,
 )
 
 
