@@ -219,17 +219,17 @@ def spread_keywords(m: ModuleIndex, site: CallSite) -> dict[str, ast.AST]:
     found: dict[str, ast.AST] = {}
     for keyword in site.node.keywords:
         if keyword.arg is None:
-            found.update(_dict_keys(m, keyword.value, site.line, site.ctx.func, depth=2))
+            found.update(dict_keys(m, keyword.value, site.line, site.ctx.func, depth=2))
     return found
 
 
-def _dict_keys(m: ModuleIndex, node: ast.AST, before: int, func: FuncInfo | None, depth: int) -> dict[str, ast.AST]:
+def dict_keys(m: ModuleIndex, node: ast.AST, before: int, func: FuncInfo | None, depth: int) -> dict[str, ast.AST]:
     """String keys -> value nodes of a dict expression: a literal, ``dict(k=v)``, or a name built up to ``before``."""
     if isinstance(node, ast.Dict):
         keys = {}
         for key, value in zip(node.keys, node.values):
             if key is None and depth:
-                keys.update(_dict_keys(m, value, before, func, depth - 1))
+                keys.update(dict_keys(m, value, before, func, depth - 1))
             elif isinstance(const(key, default=...), str):
                 keys[const(key)] = value
         return keys
@@ -239,11 +239,11 @@ def _dict_keys(m: ModuleIndex, node: ast.AST, before: int, func: FuncInfo | None
     binding = m.binding(name, before, func) if name and depth else None
     if binding is None:
         return {}
-    keys = _dict_keys(m, binding.value, binding.line, func, depth - 1)
+    keys = dict_keys(m, binding.value, binding.line, func, depth - 1)
     for update in m.calls:
         if (update.method == "update" and update.recv == name and update.ctx.func is func
                 and binding.line < update.line < before and len(update.node.args) <= 1):
             if update.node.args:
-                keys.update(_dict_keys(m, update.node.args[0], update.line, func, depth - 1))
+                keys.update(dict_keys(m, update.node.args[0], update.line, func, depth - 1))
             keys.update({k.arg: k.value for k in update.node.keywords if k.arg})
     return keys
