@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, loader_label
+from troubleshooter.scan.checkers._common import dataloaders, dict_keys, loader_label
 from troubleshooter.scan.model import const, dotted, last, source
 
 
@@ -29,6 +29,39 @@ class BatchSizeMismatchChecker(Checker):
                                      "each DDP process; pass the per-GPU batch", {"loader": loader, "variable": size})
         yield from self._accumulation_without_world_size(m)
         yield from self._epoch_steps_without_world_size(m)
+        yield from self._engine_global_batch_per_rank(m)
+
+    @staticmethod
+    def _engine_global_batch_per_rank(m):
+        """``deepspeed.initialize(config={"train_batch_size": B, ...})`` declares B the global batch, yet the ranks'
+        own loader (``DataLoader(batch_size=B)``, ``WebDataset(...).batched(B)``) takes B each: the real batch is B x
+        world_size. Quiet when the loader is the engine's (``training_data=``) or divides B."""
+        declared = {}
+        for engine in m.calls_named(m.P.batch_config_engines):
+            config = engine.kw("config") or engine.kw("config_params")
+            keys = dict_keys(m, config, engine.line, engine.ctx.func, depth=2) if config is not None else {}
+            for key in m.P.global_batch_config_keys:
+                name = dotted(keys.get(key))
+                if name:
+                    declared[name] = (key, engine)
+        if not declared:
+            return
+        for site in m.calls:
+            if site.rank0:
+                continue
+            if site.name in m.P.dataloaders:
+                size, what = dotted(site.kw("batch_size")), loader_label(site)
+            elif site.method in m.P.batching_methods and site.node.args:
+                size, what = dotted(site.node.args[0]), f".{site.method}({source(site.node.args[0])})"
+            else:
+                continue
+            if size in declared:
+                key, engine = declared[size]
+                yield Hit(site.line, f"{what} batches {size} samples on every rank, but {size} is the engine's "
+                                     f"{key} (line {engine.line}: the global batch of all ranks together), so each "
+                                     f"step sees {size} x world_size samples; give each rank {size} // world_size",
+                          {"loader": what, "variable": size})
+                return
 
     @staticmethod
     def _times_process_count(m, site) -> bool:
