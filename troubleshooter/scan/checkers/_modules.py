@@ -15,6 +15,7 @@ from troubleshooter.scan.checkers._common import ddp_wraps, function_arguments, 
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, walk
 
 ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
+_PARAMETER_TENSORS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 _DYNAMIC = ("getattr", "children", "modules", "named_children", "named_modules", "_modules", "__dict__")
 
 
@@ -32,6 +33,7 @@ class ModelClass:
     random_branches: list[tuple[int, str]] = field(default_factory=list)
     flag_uses: dict[str, str] = field(default_factory=dict)  # attr used only under ``if self.<flag>:`` -> flag
     dynamic: bool = False  # getattr(self, ...), self.children(): attribute use is not visible
+    tensors: set[str] = field(default_factory=set)  # self.<attr> = nn.Parameter(...): indexing it gathers rows
 
 
 def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
@@ -151,6 +153,8 @@ def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], cond
         names = {m.qual(c.func) for c in calls}
         if names & m.P.parametric_layers or any(n in m.classes for n in names):
             info.params[attr] = stmt.lineno
+        if m.qual(stmt.value.func if isinstance(stmt.value, ast.Call) else stmt.value) in _PARAMETER_TENSORS:
+            info.tensors.add(attr)
         elif not all(n.startswith("torch.nn.") for n in names):
             info.unknown.add(attr)
         if conditional:
@@ -228,7 +232,8 @@ def _note(m: ModuleIndex, info: ModelClass, node: ast.AST, kind: str) -> None:
     for sub in walk(node):
         if isinstance(sub, ast.IfExp) or id(sub) in counted:
             continue
-        if id(sub) in picked and isinstance(sub, ast.Attribute) and dotted(sub.value) == "self":
+        if id(sub) in picked and isinstance(sub, ast.Attribute) and dotted(sub.value) == "self" \
+                and sub.attr not in info.tensors:  # ``self.table[idx]`` gathers rows of one tensor: all of it is used
             if _RANK[INPUT] >= _RANK[kind] and sub.attr not in info.uses:
                 info.uses[sub.attr] = INPUT
                 info.use_lines[sub.attr] = sub.lineno
