@@ -68,3 +68,9 @@ def test_still_flags_large_batches_when_another_training_loader_is_small(tmp_pat
     code = SCRIPT.format(batch_line="per_rank = 128").replace(
         "    model = nn.Sequential", "    aux_loader = DataLoader(data, batch_size=2, sampler=sampler)\n    model = nn.Sequential")
     assert ID in scan_ids(tmp_path, code)
+
+
+def test_a_positional_large_batch_counts_too(tmp_path):
+    code = SCRIPT.format(batch_line="per_rank = 128").replace("DataLoader(data, batch_size=per_rank,",
+                                                                 "DataLoader(data, per_rank,")
+    assert ID not in scan_ids(tmp_path, code)

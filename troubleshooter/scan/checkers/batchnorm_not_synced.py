@@ -42,7 +42,9 @@ class BatchnormNotSyncedChecker(Checker):
 
 
 def _fixed_int(m, site) -> int | None:
-    node = site.kw("batch_size")
+    """The batch size a loader call fixes (keyword, or second positional: every DataLoader of the list takes
+    ``(dataset, batch_size, ...)``), as an int literal or a name bound to one in the call's function."""
+    node = site.kw("batch_size") or site.arg(1)
     values = [node] if dotted(node) is None else [
         b.value for b in m.bindings.get(dotted(node), ()) if b.func is site.ctx.func]
     found = {const(v, default=None) for v in values}
