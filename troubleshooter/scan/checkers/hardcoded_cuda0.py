@@ -180,12 +180,25 @@ def _handed_to_distributed_setup(m, binding) -> bool:
 def _cuda0(m, node) -> bool:
     """``"cuda:0"``, or ``"cuda:0" if torch.cuda.is_available() else "cpu"``: GPU 0 whenever there is a GPU (the test
     asks about the machine, not the rank or a distributed switch)."""
-    if const(node, default=...) == "cuda:0":
+    if const(node, default=...) == "cuda:0" or const(_dict_entry(m, node), default=...) == "cuda:0":
         return True
     if not isinstance(node, ast.IfExp) or "cuda:0" not in (const(node.body, default=...), const(node.orelse, default=...)):
         return False
     words = {w.lower() for n in ast.walk(node.test) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
     return not m.mentions_rank(node.test) and not any(f in w for w in words for f in m.P.distributed_flag_words)
+
+
+def _dict_entry(m, node) -> ast.AST | None:
+    """``cfg["device"]`` where ``cfg`` is bound once, to a dict literal: the value under that key (a settings dict
+    written in the script: ``cfg = {"device": "cuda:0", ...}``)."""
+    if not isinstance(node, ast.Subscript) or not isinstance(const(node.slice, default=...), str):
+        return None
+    bindings = m.bindings.get(dotted(node.value) or "", ())
+    if len(bindings) != 1 or not isinstance(bindings[0].value, ast.Dict):
+        return None
+    found = bindings[0].value
+    return next((v for k, v in zip(found.keys, found.values) if k is not None and const(k, default=...) == const(node.slice)),
+                None)
 
 
 def _visible_devices_pinned(m, body, tests):
