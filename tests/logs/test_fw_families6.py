@@ -246,3 +246,30 @@ def test_an_extension_built_for_a_torch_before_1_13(rules):
             "(exitcode: 1) local_rank: 0 (pid: 471996) of binary: /home/user/venv/bin/python\n")
     root, _ = root_and_shown(rules, text)
     assert root == "library-version-incompatible"
+
+
+SHARDED_PLACEHOLDERS = [
+    # saved under ZeRO-3 without gathering, loaded by from_pretrained
+    "RuntimeError: Error(s) in loading state_dict for MistralForCausalLM:\n"
+    "\tsize mismatch for model.embed_tokens.weight: copying a param with shape torch.Size([0]) from checkpoint, "
+    "the shape in current model is torch.Size([32002, 4096]).\n"
+    "\tYou may consider adding `ignore_mismatched_sizes=True` in the model `from_pretrained` method.",
+    # a whole checkpoint loaded into the partitioned model
+    "RuntimeError: Error(s) in loading state_dict for MT5ForConditionalGeneration:\n"
+    "        size mismatch for shared.weight: copying a param with shape torch.Size([250112, 512]) from "
+    "checkpoint, the shape in current model is torch.Size([0]).",
+]
+
+
+@pytest.mark.parametrize("text", SHARDED_PLACEHOLDERS)
+def test_empty_shard_placeholders_in_a_checkpoint(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "sharded-checkpoint-not-gathered"
+
+
+def test_an_ordinary_size_mismatch_is_not_a_sharded_checkpoint(rules):
+    text = ("RuntimeError: Error(s) in loading state_dict for ResNet:\n"
+            "\tsize mismatch for fc.weight: copying a param with shape torch.Size([1000, 2048]) from checkpoint, "
+            "the shape in current model is torch.Size([10, 2048]).\n")
+    _, shown = root_and_shown(rules, text)
+    assert "sharded-checkpoint-not-gathered" not in shown
