@@ -218,16 +218,12 @@ ACCEPTED_REAL_WARNINGS = {
 # huggingface_hub 0.24.7), yet the very construct of three confirmed dev reports (transformers#1521, llm-foundry#1390,
 # llm-compressor#2984): the scan cannot tell them apart, and quieting it would drop their recall (docs/SCANNER.md).
 # stylegan3's and edm2's training_stats._sync return early when no counter name matches, but the names are registered on every
-# rank alike (report0 registers them off rank 0 with no values), so every rank joins the all_reduce. efficientvit sets
-# the device in setup.setup_dist_env (a helper module the entry calls: missing-set-device) and saves, barriers through
-# its dist_barrier() helper, then loads (no-barrier-before-checkpoint-load): checkers of other helpers' lanes.
+# rank alike (report0 registers them off rank 0 with no values), so every rank joins the all_reduce. (efficientvit's
+# set-up and dist_barrier() behind its package's re-exporting __init__.py are resolved since scan-precision6.)
 KNOWN_FALSE_ALARMS = {
     "willisma/SiT/train.py": {"hf-cache-contention train.py:177"},
     "NVlabs/stylegan3/train.py": {"collective-mismatch torch_utils/training_stats.py:256"},
     "NVlabs/edm2/train_edm2.py": {"collective-mismatch torch_utils/training_stats.py:249"},
-    "mit-han-lab/efficientvit/applications/efficientvit_cls/train_efficientvit_cls_model.py": {
-        "missing-set-device efficientvit/apps/utils/dist.py:24",
-        "no-barrier-before-checkpoint-load efficientvit/apps/trainer/base.py:242"},
     # First look of scan-precision6 (session 6), judged wrong: SparK's `.cuda()` at
     # dist.py:30 is the one-process arm (RANK unset), the distributed arm calls set_device; nanoVLM shards its
     # iterable dataset with `.shard(num_shards=world_size, index=rank)` (no sampler needed); stylegan2-pytorch

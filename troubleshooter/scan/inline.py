@@ -29,7 +29,7 @@ from troubleshooter.scan.source import parse_python
 
 SCALE = 1000  # scaled lines per source line: a helper longer than this is not inlined
 _CALL_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign)
-_BLOCKS = {ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.If: ("body", "orelse"),
+_BLOCKS = {ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",), ast.If: ("body", "orelse"),
            ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"), ast.While: ("body", "orelse"),
            ast.With: ("body",), ast.AsyncWith: ("body",), ast.Try: ("body", "orelse", "finalbody"),
            ast.ExceptHandler: ("body",)}
@@ -87,6 +87,7 @@ class Inliner:
         self.files = None  # the FileLookups of the file being expanded (import resolution, cached per scan)
         self._modules: dict[str, HelperModule | None] = {}
         self._plains: dict[tuple[str, str], bool] = {}  # (module, function) -> it can be read at a call site
+        self._reexports: dict[str, list[ast.ImportFrom]] = {}  # resolved path -> its module-level from-imports
 
     def expand(self, path: str, data: bytes, tree: ast.Module, files) -> Expansion | None:
         """The file with its qualifying helper calls inlined, or None when it makes none. ``files``: the scan's
@@ -157,8 +158,42 @@ class Inliner:
                     elif stmt.module:
                         found = self.files.find(path, stmt.module, stmt.level)
                         if found:
+                            found = self._reexported(found, alias.name) or found
                             out[alias.asname or alias.name] = (found, alias.name)
         return out
+
+    def _reexported(self, path: str, name: str, depth: int = 2) -> str | None:
+        """The local module that a module importing ``name`` for its importers gets it from (a package's
+        ``__init__.py`` holding ``from .dist import *`` or ``from .dist import setup_dist``), followed ``depth``
+        re-exports deep; None when the module defines ``name`` itself or re-exports nothing by that name."""
+        helper = self._module(path)
+        if depth == 0 or helper is not None and name in helper.functions:
+            return None
+        for stmt in self._top_imports(path):
+            if any(alias.name == "*" or alias.name == name and not alias.asname for alias in stmt.names):
+                source = self.files.find(path, stmt.module, stmt.level)
+                if source is None or source == path:
+                    continue
+                if self._offers(source, name):
+                    return source
+                deeper = self._reexported(source, name, depth - 1)
+                if deeper:
+                    return deeper
+        return None
+
+    def _top_imports(self, path: str) -> list[ast.ImportFrom]:
+        """The module-level ``from ... import`` statements of a local module (parsed once per scan)."""
+        key = self.files.real(path)
+        found = self._reexports.get(key)
+        if found is None:
+            try:
+                with open(key, "rb") as handle:
+                    tree = parse_python(handle.read(), key)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            found = self._reexports[key] = [stmt for stmt in getattr(tree, "body", ())
+                                            if isinstance(stmt, ast.ImportFrom) and stmt.module]
+        return found
 
     def _offers(self, path: str, name: str | None) -> bool:
         """The local module has a qualifying function (``name``, when the import names one)."""
@@ -465,6 +500,8 @@ def _place(node: ast.AST, line: int) -> None:
 
 def setup_words(P) -> tuple[str, ...]:
     """The words a helper must hold to be inlined: the last parts of the set-up calls of the patterns (process group,
-    DDP wrap, samplers, loaders) and ``set_device``. A training loop or a logging helper elsewhere is not inlined."""
+    DDP wrap, samplers, loaders), ``set_device``, and the barriers (a ``dist_barrier()`` helper is a barrier where it
+    is called). A training loop or a logging helper elsewhere is not inlined."""
     keys = ("ddp_wrappers", "init_process_group", "distributed_samplers", "dataloaders")
-    return tuple(sorted({q.rpartition(".")[2] for key in keys for q in getattr(P, key)} | {"set_device"}))
+    return tuple(sorted({q.rpartition(".")[2] for key in keys for q in getattr(P, key)} | {"set_device"}
+                        | set(P.barrier_methods)))

@@ -601,6 +601,16 @@ def _framework_of(P: Patterns, qual: str) -> str | None:
     return None
 
 
+def _package_root(folder: str, head: str) -> list[str]:
+    """The folder above the package ``head`` that ``folder`` lies in (``pkg/apps/trainer`` importing
+    ``pkg.apps.utils``): a module's absolute imports of its own package resolve from there, however deep it sits."""
+    above = folder.split(os.sep)[:-2]  # the folder, its parent and grandparent are looked up from already
+    if head not in above:
+        return []
+    at = len(above) - 1 - above[::-1].index(head)
+    return [os.sep.join(above[:at]) or os.sep]
+
+
 class FileLookups:
     """The file-system lookups of one scan, each made once: the files of a folder import the same modules, and a
     module's key (its resolved path) is asked for again and again. Each Project has its own (one per scan)."""
@@ -669,7 +679,7 @@ class FileLookups:
     def _find(self, folder: str, module: str, level: int) -> str | None:
         """The file an import of ``module`` (``level`` dots) from a file in ``folder`` names, if it is local."""
         parts = module.split(".")
-        for base in self._bases(folder, level):
+        for base in self._bases(folder, level) + (_package_root(folder, parts[0]) if not level else []):
             if self._holds(base, parts[0]):
                 candidate = os.path.join(base, *parts)
                 return next((f for f in (candidate + ".py", os.path.join(candidate, "__init__.py")) if self._file(f)),
