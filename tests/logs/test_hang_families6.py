@@ -18,7 +18,10 @@ means rank 0 exited first (a crash of its own), not a network fault and not a ti
 A log that ends while c10d still retries its connection to the store. Each attempt prints a warning (a
 refusal, errno 111, while the master starts; Windows' "system error: 10049 - The requested address is not
 valid in its context"); training after them means the retries were harmless, but a log whose last
-start-up line is such a retry hung at the rendezvous."""
+start-up line is such a retry hung at the rendezvous.
+
+NCCL lines cut where a terminal or a pasted report wrapped them: the InfiniBand completion error, the
+socket-family warning and ProcessGroupNCCL's "NCCL error in:" keep their meaning without their tail."""
 
 from __future__ import annotations
 
@@ -175,4 +178,31 @@ def test_retries_followed_by_training_stay_quiet(rules, retry):
         "load StableDiffusion checkpoint",
         "steps:   1%|▏         | 12/1600 [00:21<47:10,  1.78s/it, loss=0.123]",
         "steps:   2%|▏         | 24/1600 [00:42<46:10,  1.76s/it, loss=0.118]"])
+    assert root_and_shown(rules, text) == (None, [])
+
+
+# Real NCCL lines wrapped the way a 100-column terminal or a re-flowed paste cuts them.
+WRAPPED_NCCL = [
+    ("host1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1,\n"
+     "len 0, vendor err 129", "nccl-error"),
+    ("host1:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported\n"
+     "by protocol\nNCCL failure common.cu:874 'unhandled system error'", "wrong-network-interface"),
+    ("torch.distributed.DistBackendError: NCCL error in:\n"
+     "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this issue\n"
+     "to the NCCL developers, NCCL version 2.18.1", "nccl-error"),
+]
+
+
+@pytest.mark.parametrize("text, expected", WRAPPED_NCCL)
+def test_wrapped_nccl_lines_keep_their_meaning(rules, text, expected):
+    root, shown = root_and_shown(rules, text)
+    assert root == expected
+    assert shown[0] == expected
+
+
+def test_nccl_info_about_the_ib_device_stays_quiet(rules):
+    text = ("node1:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+            "node1:100:100 [0] NCCL INFO Using network IB\n"
+            "node1:100:200 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            "Epoch 0: 100%|##########| 391/391 [01:02<00:00, 6.3it/s, loss=1.91]\n")
     assert root_and_shown(rules, text) == (None, [])
