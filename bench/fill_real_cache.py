@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -45,6 +45,13 @@ def entry_dir(entry: dict, root: Path | None = None) -> Path:
 def entry_files(entry: dict) -> list[str]:
     """The file itself, then its ``with:`` siblings (repository-relative paths)."""
     return [entry["path"], *entry.get("with", [])]
+
+
+def package_inits(entry: dict) -> list[str]:
+    """The ``__init__.py`` of every folder above the entry's files (as in any checkout: they make the folders
+    packages and re-export their modules' names); filled when the repository has them, never required."""
+    folders = {str(parent) for rel in entry_files(entry) for parent in PurePosixPath(rel).parents if str(parent) != "."}
+    return sorted(f"{folder}/__init__.py" for folder in folders) + ["__init__.py"]
 
 
 def _git_show(git_dir: Path, commit: str, path: str) -> bytes | None:
@@ -97,6 +104,16 @@ def fill(entries: list[dict], mirrors: Path | None, offline: bool, root: Path) -
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
+            mirror = _mirror_dir(mirrors, repo) if mirrors else None
+            for rel in package_inits(entry):  # optional: only what the mirror (or an earlier fetch) holds
+                target = entry_dir(entry, root) / rel
+                source = mirror or fetched.get((repo, commit))
+                if target.is_file() or source is None:
+                    continue
+                data = _git_show(source, commit, rel)
+                if data is not None:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
     return missing
 
 

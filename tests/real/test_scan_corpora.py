@@ -197,9 +197,6 @@ ACCEPTED_REAL_WARNINGS = {
     # (one warning for the three maps: one cause, one fix).
     "jxhe/unify-parameter-efficient-tuning/examples/pytorch/summarization/run_summarization.py": {
         "hf-cache-contention examples/pytorch/summarization/run_summarization.py:475"},
-    # Latte's loop divides the loss by gradient_accumulation_steps and steps every N micro-batches with a backward
-    # through the DDP model on each: every micro-step all-reduces (the construct of transformers#7742, yolov5#790).
-    "Vchitect/Latte/train.py": {"grad-accum-without-no-sync train.py:223"},
     # HF Trainer scripts mapping their datasets on every rank with no main_process_first: every process writes the
     # same datasets cache files at once, the construct maintainers fixed in transformers#12345, trl#1255, trl#1926 and
     # trl#3106 (SimPO's run_simpo.py descends from alignment-handbook's run_dpo.py).
@@ -230,6 +227,10 @@ KNOWN_FALSE_ALARMS = {
     # places every training tensor with `.cuda(rank)` (the bare `.cuda()` is in the ModelLoader inference helper).
     "keyu-tian/SparK/pretrain/main.py": {"missing-set-device pretrain/dist.py:30"},
     "huggingface/nanoVLM/train.py": {"missing-distributed-sampler train.py:213"},
+    # Re-judged by scan-precision6 against the bar "measurable at the repo's own accumulation factor": Latte's loop
+    # has the construct of transformers#7742 (no no_sync), but every config it ships sets gradient_accumulation_steps
+    # to 1 (read from OmegaConf YAML the scan does not see), so no extra all-reduce ever runs as shipped.
+    "Vchitect/Latte/train.py": {"grad-accum-without-no-sync train.py:223"},
     "lucidrains/stylegan2-pytorch/stylegan2_pytorch/cli.py": {"missing-set-device stylegan2_pytorch/cli.py:39"},
 }
 
