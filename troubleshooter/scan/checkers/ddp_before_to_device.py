@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import chain_moves, ddp_wraps, is_device_move, local_callee, wrapped_name
+from troubleshooter.scan.checkers._common import (
+    chain_moves, ddp_wraps, is_device_move, local_callee, moves_of, wrapped_name,
+)
 from troubleshooter.scan.model import const, dotted, source
 
 
@@ -61,14 +63,24 @@ class DdpBeforeToDeviceChecker(Checker):
                     yield site, dotted(arg)
 
     def _fresh_inline(self, m, wrap):
-        """``DDP(Net(), device_ids=[rank])``: a module built inside the call, never moved."""
+        """``DDP(Net(), device_ids=[rank])``: a module built inside the call, never moved; or ``self.model =
+        DDP(Net())`` whose wrapper is moved to the GPU only afterwards (``self.model.to(device)``)."""
         arg = wrap.arg(0, "module")
         made = m.site_of(arg) if isinstance(arg, ast.Call) else None
-        if wrap.name not in m.P.ddp_wrappers or wrap.kw("device_ids") is None or not self._fresh(m, made):
+        if wrap.name not in m.P.ddp_wrappers or not self._fresh(m, made):
             return
         if chain_moves(m, arg) or made.kw("device") is not None:
             return
         text = source(arg)
+        later = [s for s in moves_of(m, wrap.assigned_to, wrap.ctx.func) if s.line > wrap.line
+                 and const(s.arg(0, "device")) != "cpu"] if wrap.assigned_to else []
+        if later:
+            yield Hit(wrap.line, f"DDP({text}) wraps a module built on the CPU; the wrapper is moved to the GPU only "
+                                 f"afterwards ({source(later[0].node)} at line {later[0].line}): move the module "
+                                 "before wrapping it", {"model": text, "variable": wrap.assigned_to})
+            return
+        if wrap.kw("device_ids") is None:
+            return
         yield Hit(wrap.line, f"DDP({text}, device_ids=...) wraps a module built on the CPU and never moved to that "
                              "GPU: DDP requires the module on device_ids[0] before wrapping",
                   {"model": text, "variable": wrap.assigned_to or text})
