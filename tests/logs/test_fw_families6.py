@@ -273,3 +273,23 @@ def test_an_ordinary_size_mismatch_is_not_a_sharded_checkpoint(rules):
             "the shape in current model is torch.Size([10, 2048]).\n")
     _, shown = root_and_shown(rules, text)
     assert "sharded-checkpoint-not-gathered" not in shown
+
+
+@pytest.mark.parametrize("text", [
+    "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'",
+    "Exception ignored in: <function DeepSpeedCPUAdam.__del__ at 0x7f3a2c1d5e50>\nTraceback (most recent call last):\n"
+    '  File "/usr/lib/python3/site-packages/deepspeed/ops/adam/cpu_adam.py", line 102, in __del__\n'
+    "    self.ds_opt_adam.destroy_adam(self.opt_id)\n"
+    "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'",
+])
+def test_a_deepspeed_cpu_optimizer_without_its_op_is_a_missing_build_tool(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "tool-missing"
+
+
+def test_the_cpu_adam_echo_does_not_hide_the_stated_build_reason(rules):
+    text = ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+            "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'\n")
+    facts_root, shown = root_and_shown(rules, text)
+    assert facts_root == "tool-missing"
+    assert shown == ["tool-missing"]
