@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.logs.metamorphic import TRANSFORMS, ansi_colour, duplicate, relabel, wrap
+from tests.logs.metamorphic import TRANSFORMS, ansi_colour, duplicate, relabel, word_wrap, wrap
 from tests.real.logquality import LogCase, cases, judge
 
-from troubleshooter.logs.framing import repair, strip_ansi, unwrap
+from troubleshooter.logs.framing import repair, strip_ansi
 from troubleshooter.logs.lineprefix import split_prefix
 
 # the framings the dev corpus is invariant to (bench/logs_metamorphic.py: no verdict moves)
@@ -93,7 +93,7 @@ ncclSystemError: System call (e.g. socket, malloc) or external library call fail
 @pytest.mark.parametrize("width", [80, 100, 120])
 def test_a_terminal_hard_wrap_is_undone_with_line_numbers_kept(width):
     wrapped = wrap(width)(TRACE)
-    repaired = unwrap(wrapped.encode()).decode()
+    repaired = repair(wrapped.encode(), True).decode()
     assert [row for row in repaired.split("\n") if row] == [row for row in TRACE.split("\n") if row]
     assert repaired.count("\n") == wrapped.count("\n")  # joined-away rows stay as empty lines
 
@@ -105,8 +105,8 @@ def test_lines_that_share_the_longest_length_by_chance_are_not_joined():
                    for r in range(4))
     fixed = "".join(f"Epoch: [0]  [{i:4d}/1251]  eta: 0:1{r}:02  loss: 6.{i:04d}  time: 0.{40 + r}21\n"
                     for i in (0, 10, 20) for r in range(4))
-    assert unwrap(same.encode()).decode() == same
-    assert unwrap(fixed.encode()).decode() == fixed
+    assert repair(same.encode(), True).decode() == same
+    assert repair(fixed.encode(), True).decode() == fixed
 
 
 def test_colours_are_removed_before_anything_is_read():
@@ -174,15 +174,52 @@ def test_prefix_wordings_live_in_the_rules_and_are_checked(tmp_path):
 def test_a_forum_reflow_at_word_boundaries_is_joined_back():
     """A forum re-flowed a paste at 100 columns: rows broken where the next word would not fit are joined back
     (with the space the break took); whole lines that only happen to be long stay apart."""
-    from tests.logs.metamorphic import word_wrap
-    from troubleshooter.logs.framing import unflow
     log = ("NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch installation "
            "because the wheel was built for older GPUs only\n"
            "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 and nothing newer than that "
            "in this build\nsrun: error: node1: task 0: Exited with exit code 1\n")
-    assert unflow(word_wrap(100)(log).encode()).decode().replace("\n\n", "\n") == log
+    assert repair(word_wrap(100)(log).encode(), True).decode().replace("\n\n", "\n") == log
     lines = ("RuntimeError: the first message of a run that is long enough to come close to one hundred columns\n"
              "Segmentation fault (core dumped)\n"
              "ValueError: another message of a run that is long enough to come close to one hundred colum\n"
              "srun: error: node1: task 0: Exited with exit code 1\n")
-    assert unflow(lines.encode()).decode() == lines
+    assert repair(lines.encode(), True).decode() == lines
+
+
+def test_a_reflow_inside_frames_and_after_colons_is_joined_back():
+    """A re-flowed paste whose indentation was lost: frame rows cut before ``line N, in f`` go on, and once the
+    log is known to be re-flowed, rows cut after a colon go on too; whole frame rows stay before their source
+    line, and a banner of ``*`` stays a line of its own however long."""
+    log = ('File "/root/miniconda3/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 520, '
+           'in init_process_group\n'
+           'store, rank, world_size = next(rendezvous_iterator)\n'
+           'File "/megatron/initialize.py", line 181, in _initialize_distributed\n'
+           'torch.distributed.init_process_group(\n'
+           'ImportError: /opt/conda/lib/python3.10/site-packages/torch/lib/../../../../nvidia/cusparse/lib/libcusparse.so.12:'
+           ' undefined symbol\n'
+           "RuntimeError: the first message of a run that is long enough to come close to one hundred columns, "
+           "and more of it here\n"
+           "RuntimeError: a second message of the same run, also long enough to be broken by the re-flow of the "
+           "forum\n")
+    repaired = repair(word_wrap(100)(log).encode(), True).decode()
+    assert [row for row in repaired.split("\n") if row] == [row for row in log.split("\n") if row]
+
+
+def test_a_reflow_that_left_a_row_at_a_terminal_width_is_not_a_hard_wrap():
+    """A re-flow at 100 columns whose rows are mostly shorter also left one row of exactly 100 (a banner): the
+    log is re-flowed, so that row is not glued to the next as a terminal's cut would be."""
+    stamp = "[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] "
+    log = (f"{stamp}{'*' * 41}\n{stamp}Setting OMP_NUM_THREADS environment variable for each process to be 1 in "
+           "default, to avoid your system being overloaded, please further tune the variable for optimal "
+           f"performance in your application as needed.\n{stamp}{'*' * 41}\n"
+           "In 'hydra/config': Could not find 'hydra/launcher/submitit_local'\n")
+    repaired = repair(word_wrap(100)(log).encode(), True).decode()
+    assert [row for row in repaired.split("\n") if row] == [row for row in log.split("\n") if row]
+
+
+def test_a_lone_reflowed_row_is_joined_when_the_sentence_goes_on():
+    """Two rows, the first cut where the next word would not fit and the second going on in lower case: one
+    line a re-flow broke (a hard wrap at the same width would have cut inside the word)."""
+    log = ("[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
+           "cannot be retrieved (gai error: -2 - Name or service not known).\n")
+    assert repair(word_wrap(100)(log).encode(), True).decode().replace("\n\n", "\n") == log

@@ -12,9 +12,13 @@
   where the next word would not have fitted: in a paste with at least two such rows, whose next row
   starts no line of its own (a traceback, an exception, a frame, a prefix, a tool's ``name: ``, the
   shell's signal report) nor the way this log's lines begin, and which do not end a sentence, those
-  rows are joined back, when that cap is at least 80 columns. Paragraphs programs wrap themselves
+  rows are joined back, when that cap is at least 80 columns (see :func:`reflowed` for the rows broken
+  after a colon or inside a frame, and for a lone broken row). Paragraphs programs wrap themselves
   (Open MPI's help texts at 74 columns) stay apart: their rows fall short of a longer log's longest
-  line, and a log of nothing else is narrower than 80.
+  line, and a log of nothing else is narrower than 80. When a re-flow broke rows shorter than its cap,
+  it alone is undone: a row that happens to reach the cap is not a terminal's cut.
+
+The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows.
 """
 
 from __future__ import annotations
@@ -29,13 +33,20 @@ START_CHARS = 6           # characters that tell how a line begins
 MIN_REFLOW_WIDTH = 80      # programs wrap their own paragraphs narrower (Open MPI's help texts at 74 columns)
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
 SENTENCE_ENDS = (" ", ".", ":", ";", "!", "?")  # a row ending so is a whole line, not one a re-flow broke
+_WHOLE_SENTENCE_ENDS = (" ", ".", "!", "?")
+_GOES_ON = "("  # a row starting so after a row a re-flow may have broken reads as the rest of it
 TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))  # where fewer such lines still suggest one
 # a row that starts a line of its own (a traceback, an exception, a frame, a launcher or logger prefix)
 _LINE_START = re.compile(r"(?:Traceback|File |[\w.]*(?:Error|Exception|Warning)\b|\["
                          r"|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[=*-]{5})")
 # what also starts a line of its own after a row a re-flow may have broken (not a terminal's cut, which can fall
 # anywhere): a tool's or logger's "name: ", the shell's report of a signal
-_OWN_LINE_AFTER_WORD = re.compile(r"[\w.-]+: |Segmentation fault|Bus error|Aborted|Killed")
+_OWN_LINE_AFTER_WORD = re.compile(r"[\w.-]+: |Segmentation fault|Bus error|Aborted|Killed"
+                                  r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):|\S+\.py:\d+: |frame #\d+:|#\d+ +0x")
+# a row ending in a banner's run (``*****``, ``=====``, ``-----``) is a whole line, however long
+_BANNER_END = re.compile(r"([*=#~_-])\1{4}$")
+# a traceback frame's row as Python prints it, whole (CPython's and IPython's): a frame row that is not whole was cut
+_WHOLE_FRAME = re.compile(r'File (?:"[^"]*", line \d+, in \S+|\S+:\d+, in \S.*)$')
 
 
 def strip_ansi(data: bytes) -> bytes:
@@ -57,19 +68,23 @@ def wrap_width(rows: list[str]) -> int | None:
 def _continues(row: str, nxt: str) -> bool:
     """``nxt`` reads as the rest of ``row``, not as a line of its own: it is not indented and starts no
     traceback, exception, frame, timestamp or bracketed prefix, and ``row`` does not end in a colon."""
-    return not nxt.startswith("  ") and not _LINE_START.match(nxt.lstrip()) and not row.endswith(":")
+    return not _own_line(nxt) and not row.endswith(":")
 
 
-def unwrap(data: bytes) -> bytes:
-    """Join the rows of lines a terminal hard-wrapped (see :func:`wrap_width`); ``data`` unchanged if none.
-    Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts a
-    line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
-    log's longest lines may share a length by chance, and fixed-format lines all have the same length."""
-    text = data.decode("utf-8", "surrogateescape")
-    rows = [row.rstrip("\r") for row in text.split("\n")]
+def _own_line(row: str) -> bool:
+    """``row`` is indented or starts a traceback, an exception, a frame, a timestamp or a bracketed prefix."""
+    return row.startswith("  ") or bool(_LINE_START.match(row.lstrip()))
+
+
+def unwrapped(rows: list[str]) -> list[str]:
+    """``rows`` with the rows of lines a terminal hard-wrapped joined (see :func:`wrap_width`); the same list
+    if none. Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts
+    a line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
+    log's longest lines may share a length by chance, and fixed-format lines all have the same length.
+    Joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
     width = wrap_width(rows)
     if width is None:
-        return data
+        return rows
     # how this log's lines begin (rows after a shorter row surely begin a line)
     starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if len(before) != width}
     out: list[str] = []
@@ -84,7 +99,7 @@ def unwrap(data: bytes) -> bytes:
         joined = 0
         out.append(row)
     out.extend([""] * joined)
-    return ("\r\n" if "\r\n" in text else "\n").join(out).encode("utf-8", "surrogateescape")
+    return out
 
 
 def reflowed(rows: list[str]) -> set[int]:
@@ -92,30 +107,54 @@ def reflowed(rows: list[str]) -> set[int]:
     row after it would not have fitted under the longest row's length (the cap a re-flow leaves), the
     row after starts no line of its own (:func:`_continues`) and does not begin the way this log's
     other lines begin. Returns the indices of the rows to join to the next one (with the space the
-    break took)."""
+    break took).
+
+    No row ending in a banner's run of ``*``/``=``/``-`` is broken. Two passes: the strict one also requires
+    that ``row`` end no sentence and not be a whole traceback frame's row (followed by its source line); at
+    least :data:`MIN_REFLOWED_LINES` such rows show that the log was re-flowed. Then the rows a re-flow
+    broke after a colon or a semicolon, or inside a frame (``File "x.py",`` / ``line 12, in f``), or before
+    a word too long for any row (``ImportError:`` / a long path), are joined too, unless the next row is
+    indented. One strict row alone counts when the row after it begins in lower case or with an opening
+    parenthesis (a sentence going on: ``opcode 1,`` / ``len 0``, ``:29500`` / ``(errno: 110 ...)``),
+    when it is a traceback frame's row that is not whole (``File "x.py", line 12,`` / ``in f``), or when a
+    row ending in a colon is followed by one word too long to have fitted (``undefined symbol:`` / a
+    mangled C++ name)."""
     width = max(map(len, rows), default=0)
     if width < MIN_REFLOW_WIDTH:
         return set()
 
-    def breaks(row: str, nxt: str) -> bool:  # a traceback frame's row is followed by its source line
-        return " " in row.strip() and bool(nxt) and not row.endswith(SENTENCE_ENDS) and not row.lstrip().startswith("File ") \
-            and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width
+    def cut(row: str, nxt: str, one_word: bool = False) -> bool:  # the next row's first word would not have fitted
+        return (" " in row.strip() or one_word and bool(row.strip())) and bool(nxt) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
+            and not _BANNER_END.search(row) and not _WHOLE_FRAME.match(row.lstrip())
 
-    starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if not breaks(before, row)}
-    joins = {i for i, (row, nxt) in enumerate(zip(rows, rows[1:]))
-             if breaks(row, nxt) and nxt[:START_CHARS] not in starts and _continues(row, nxt)
-             and not _OWN_LINE_AFTER_WORD.match(nxt)}
-    return joins if len(joins) >= MIN_REFLOWED_LINES else set()
+    def strict(row: str, nxt: str) -> bool:
+        head = row.lstrip()
+        if head.startswith("File"):  # a whole frame row is followed by its source line; a cut one goes on
+            return bool(nxt) and not _WHOLE_FRAME.match(head) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width
+        return cut(row, nxt) and not row.endswith(SENTENCE_ENDS)
+
+    def joins_by(breaks, continues) -> set[int]:
+        starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if not breaks(before, row)}
+        return {i for i, (row, nxt) in enumerate(zip(rows, rows[1:]))
+                if breaks(row, nxt) and nxt[:START_CHARS] not in starts and continues(row, nxt)
+                and not _OWN_LINE_AFTER_WORD.match(nxt)}
+
+    def goes_on(row: str, nxt: str) -> bool:  # in a log known to be re-flowed a colon ends no line by itself
+        return not _own_line(nxt)
+
+    joins = joins_by(strict, _continues)
+    if len(joins) >= MIN_REFLOWED_LINES:
+        return joins | joins_by(lambda row, nxt: cut(row, nxt, True) and not row.endswith(_WHOLE_SENTENCE_ENDS),
+                                goes_on)
+    lone = joins | {i for i in joins_by(lambda row, nxt: cut(row, nxt, True) and row.endswith(":"), goes_on)
+                    if " " not in rows[i + 1].strip()}
+    return {i for i in lone if rows[i + 1][:1].islower() or rows[i + 1][:1] in _GOES_ON
+            or rows[i].lstrip().startswith("File") or rows[i].endswith(":")}
 
 
-def unflow(data: bytes) -> bytes:
-    """Join the rows a re-flow at word boundaries broke (see :func:`reflowed`); ``data`` unchanged if none.
-    Joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
-    text = data.decode("utf-8", "surrogateescape")
-    rows = [row.rstrip("\r") for row in text.split("\n")]
-    joins = reflowed(rows)
-    if not joins:
-        return data
+def unflowed(rows: list[str], joins: set[int]) -> list[str]:
+    """``rows`` with each row of ``joins`` joined to the next one (with the space the break took);
+    joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
     out: list[str] = []
     joined = 0
     for i, row in enumerate(rows):
@@ -127,13 +166,30 @@ def unflow(data: bytes) -> bytes:
             joined = 0
             out.append(row)
     out.extend([""] * joined)
-    return ("\r\n" if "\r\n" in text else "\n").join(out).encode("utf-8", "surrogateescape")
+    return out
 
 
 def repair(data: bytes, whole: bool) -> bytes:
-    """The chunk as the program printed it: colours removed; hard wrapping undone when ``whole`` (the
-    chunk is the entire log, and small enough to be a paste)."""
+    """The chunk as the program printed it: colours removed; when ``whole`` (the chunk is the entire log,
+    small enough to be a paste), hard wrapping and a re-flow at word boundaries undone. A re-flow that
+    broke rows shorter than the longest one, at least as many as the rows of that length followed by
+    another (a terminal's cuts), is undone alone: a row of that length is then one it left by chance, not a
+    terminal's cut (joining it without the space the break took would glue two words)."""
     data = strip_ansi(data)
-    if whole and len(data) <= PASTE_BYTES:
-        data = unflow(unwrap(data))
-    return data
+    if not whole or len(data) > PASTE_BYTES:
+        return data
+    text = data.decode("utf-8", "surrogateescape")
+    rows = [row.rstrip("\r") for row in text.split("\n")]
+    joins = reflowed(rows)
+    width = max(map(len, rows), default=0)
+    shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
+    at_width = sum(len(row) == width and bool(nxt.strip()) and not _BANNER_END.search(row)
+                   for row, nxt in zip(rows, rows[1:]))
+    if shorter < max(MIN_REFLOWED_LINES, at_width):
+        joined = unwrapped(rows)
+        if joined is not rows:
+            rows, joins = joined, reflowed(joined)
+        elif not joins:
+            return data
+    return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins)).encode("utf-8", "surrogateescape")
+
