@@ -148,8 +148,9 @@ def reflowed(rows: list[str]) -> set[int]:
                                 goes_on)
     lone = joins | {i for i in joins_by(lambda row, nxt: cut(row, nxt, True) and row.endswith(":"), goes_on)
                     if " " not in rows[i + 1].strip()}
-    return {i for i in lone if rows[i + 1][:1].islower() or rows[i + 1][:1] in _GOES_ON
-            or rows[i].lstrip().startswith("File") or rows[i].endswith(":")}
+    return {i for i in lone if len(rows[i + 1].split(" ", 1)[0]) < width  # not the longest row's own word
+            and (rows[i + 1][:1].islower() or rows[i + 1][:1] in _GOES_ON
+                 or rows[i].lstrip().startswith("File") or rows[i].endswith(":"))}
 
 
 def unflowed(rows: list[str], joins: set[int]) -> list[str]:
