@@ -21,7 +21,11 @@ valid in its context"); training after them means the retries were harmless, but
 start-up line is such a retry hung at the rendezvous.
 
 NCCL lines cut where a terminal or a pasted report wrapped them: the InfiniBand completion error, the
-socket-family warning and ProcessGroupNCCL's "NCCL error in:" keep their meaning without their tail."""
+socket-family warning and ProcessGroupNCCL's "NCCL error in:" keep their meaning without their tail.
+
+Open MPI's TCP transport between hosts with several NICs: its help text for a failed connection to a peer
+process, and an interface setting that names an interface or subnet a host lacks, are the interface; its
+warning about InfiniBand ports sharing the default GID prefix is no failure."""
 
 from __future__ import annotations
 
@@ -205,4 +209,45 @@ def test_nccl_info_about_the_ib_device_stays_quiet(rules):
             "node1:100:100 [0] NCCL INFO Using network IB\n"
             "node1:100:200 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
             "Epoch 0: 100%|##########| 391/391 [01:02<00:00, 6.3it/s, loss=1.91]\n")
+    assert root_and_shown(rules, text) == (None, [])
+
+
+OMPI_PEER_CONNECT = """--------------------------------------------------------------------------
+WARNING: Open MPI failed to TCP connect to a peer MPI process.  This
+should not happen.
+
+Your Open MPI job may now hang or fail.
+
+  Local host: node1
+  PID:        13325
+  Message:    connect() to 10.10.10.2:1024 failed
+  Error:      Operation now in progress (115)
+--------------------------------------------------------------------------"""
+OMPI_IF_INVALID = """--------------------------------------------------------------------------
+WARNING: An invalid value was given for oob_tcp_if_include.  This
+value will be ignored.
+
+  Local host: node1
+  Value:      10.0.2.0/24
+  Message:    Did not find interface matching this subnet
+--------------------------------------------------------------------------
+[node2:08003] [[32552,0],2] tcp_peer_send_blocking: send() to socket 9 failed: Broken pipe (32)"""
+
+
+@pytest.mark.parametrize("text", [OMPI_PEER_CONNECT, OMPI_IF_INVALID])
+def test_open_mpi_interface_trouble_is_the_interface(rules, text):
+    root, shown = root_and_shown(rules, text)
+    assert root == "wrong-network-interface"
+    assert shown[0] == "wrong-network-interface"
+
+
+def test_open_mpi_gid_prefix_warning_before_training_stays_quiet(rules):
+    text = """--------------------------------------------------------------------------
+WARNING: There are more than one active ports on host 'node1', but the
+default subnet GID prefix was detected on more than one of these
+ports.  If these ports are connected to different physical IB
+networks, this configuration will fail in Open MPI.
+--------------------------------------------------------------------------
+Epoch 1/10 loss: 0.52
+Epoch 2/10 loss: 0.41"""
     assert root_and_shown(rules, text) == (None, [])
