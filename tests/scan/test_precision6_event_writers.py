@@ -97,3 +97,44 @@ def test_a_writer_on_an_object_written_on_every_rank_still_warns(tmp_path):
     assert _warned(tmp_path, ON_AN_OBJECT.format(write='        self.tb.add_scalar(name, value, step)'))
     assert not _warned(tmp_path, ON_AN_OBJECT.format(
         write='        if dist.get_rank() == 0:\n            self.tb.add_scalar(name, value, step)'))
+
+
+ONE_OFF = '''
+writer = SummaryWriter("runs/exp")
+{write}
+for step in range(10):
+    opt.step()
+    if dist.get_rank() == 0:
+        writer.add_scalar("loss", 1.0, step)
+'''
+
+IN_MAIN = '''
+def log_config(writer):
+    writer.add_text("config", "lr=0.1", 0)
+
+
+def main():
+    writer = SummaryWriter("runs/exp")
+{call}
+    for step in range(10):
+        opt.step()
+        if dist.get_rank() == 0:
+            writer.add_scalar("loss", 1.0, step)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_one_off_write_on_every_rank_is_a_duplicate_not_a_clash(tmp_path):
+    """CDARTS: ``writer.add_text('config', ...)`` once at start-up on every rank, every scalar under the rank test:
+    each rank's own event file holds the text once; no curve mixes ranks."""
+    for write in ('writer.add_text("config", "lr=0.1", 0)', 'writer.add_hparams({"lr": 0.1}, {"acc": 0.0})'):
+        assert not _warned(tmp_path, ONE_OFF.format(write=write)), write
+    assert not _warned(tmp_path, IN_MAIN.format(call="    log_config(writer)"))
+
+
+def test_a_write_repeated_on_every_rank_still_warns(tmp_path):
+    assert _warned(tmp_path, ONE_OFF.format(write='for epoch in range(3):\n    writer.add_scalar("epoch", epoch, epoch)'))
+    assert _warned(tmp_path, IN_MAIN.format(call="    for epoch in range(3):\n        log_config(writer)"))

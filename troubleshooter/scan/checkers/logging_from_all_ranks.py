@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, function_arguments
+from troubleshooter.scan.checkers._common import contains, function_arguments, local_callee
 from troubleshooter.scan.model import const, dotted, last, walk
 
 
@@ -83,7 +83,7 @@ class LoggingFromAllRanksChecker(Checker):
             receivers.update((param, callee) for arg, param in pairs if dotted(arg) == name)
         writes = [s for s in m.calls if s.method.startswith("add_") and any(
             s.recv == receiver and (scope is None or s.ctx.func is scope) for receiver, scope in receivers)]
-        return any(not (s.rank0 or s.rank_conditional or m.mentions_rank(s.node)) for s in writes)
+        return any(not (s.rank0 or s.rank_conditional or m.mentions_rank(s.node) or _runs_once(m, s)) for s in writes)
 
     @staticmethod
     def _run_judged_elsewhere(m, site) -> bool:
@@ -163,6 +163,19 @@ def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
                     if b is not None and all(b.value is not seen for seen in found)]
         found.extend(frontier)
     return found
+
+
+def _runs_once(m, site, depth: int = 2) -> bool:
+    """The call runs once per process: outside any loop, at module level or in a local function every call of which
+    (in this module, followed ``depth`` callers up) is outside loops too. A one-off event-file write (the config as
+    text) lands once in each rank's own file: duplicated, not interleaved into another rank's curve."""
+    if site.ctx.loops:
+        return False
+    func = site.ctx.func
+    if func is None:
+        return True
+    callers = [c for c in m.calls if c.method == func.name and local_callee(m, c) is func]
+    return depth > 0 and bool(callers) and all(_runs_once(m, c, depth - 1) for c in callers)
 
 
 def _attribute_set_per_rank(m, roots: list[ast.AST]) -> bool:
