@@ -293,3 +293,38 @@ def test_the_cpu_adam_echo_does_not_hide_the_stated_build_reason(rules):
     facts_root, shown = root_and_shown(rules, text)
     assert facts_root == "tool-missing"
     assert shown == ["tool-missing"]
+
+
+def test_a_dataloader_refusing_shuffle_with_a_sampler(rules):
+    root, _ = root_and_shown(rules, "ValueError: sampler option is mutually exclusive with shuffle")
+    assert root == "shuffle-with-sampler"
+
+
+@pytest.mark.parametrize("line", [
+    "ValueError: Invalid rank 2, rank should be in the interval [0, 1]",
+    "[rank9]: ValueError: Invalid rank 9, rank should be in the interval [0, 7]",
+])
+def test_a_sampler_rank_outside_its_replicas_is_an_inconsistent_rank_setup(rules, line):
+    root, _ = root_and_shown(rules, line)
+    assert root == "rank-env-inconsistent"
+
+
+ENV_INT_OF_NONE = [
+    '  File "train.py", line 12, in ddp_setup\n    local_rank = int(os.environ.get("LOCAL_RANK"))\n'
+    "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'NoneType'",
+    '  File "/workspace/utils.py", line 40, in init_distributed\n    world_size = int(os.environ.get("WORLD_SIZE"))\n'
+    "TypeError: int() argument must be a string, a bytes-like object or a number, not 'NoneType'",
+]
+
+
+@pytest.mark.parametrize("text", ENV_INT_OF_NONE)
+def test_a_launcher_variable_read_as_none_is_a_missing_launcher(rules, text):
+    root, _ = root_and_shown(rules, text)
+    assert root == "launcher-env-missing"
+
+
+def test_int_of_none_elsewhere_is_not_a_missing_launcher(rules):
+    text = ('  File "train.py", line 80, in main\n    steps = int(cfg.get("max_steps"))\n'
+            "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'NoneType'")
+    _, shown = root_and_shown(rules, text)
+    assert "launcher-env-missing" not in shown
