@@ -152,6 +152,7 @@ class RankLogic:
         self.off_main_vars: set[str] = set(off_main_vars)  # flags true off the main process (``skip = rank != 0``)
         # other flags with one side known: ``dummy = args.run == "dummy" or not master`` is false on the main only
         self.flag_sides: dict[str, tuple[str, str]] = dict(flag_sides or {})
+        self.int_constants: dict[str, int] = {}  # ``MAIN_RANK = 0``: upper-case names bound once to an integer
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
@@ -166,12 +167,17 @@ class RankLogic:
         # (target, its last name, value) of each single-target assignment of a value that may be read as a rank or a
         # rank test (no other value ever is), found once for every pass of the fixpoint
         bound = []
+        constants: dict[str, list] = {}
         for stmt in assigns:
             targets = stmt.targets if stmt.__class__ is ast.Assign else [stmt.target]
+            if len(targets) == 1 and targets[0].__class__ is _NAME and targets[0].id.isupper():
+                constants.setdefault(targets[0].id, []).append(const(stmt.value))
             if stmt.value.__class__ in _RANK_VALUES and len(targets) == 1:
                 name = last(dotted(targets[0]))
                 if name:
                     bound.append((targets[0], name, stmt.value))
+        self.int_constants.update((name, values[0]) for name, values in constants.items()
+                                  if len(values) == 1 and values[0].__class__ is int)
         for _ in range(3):
             before = len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides)
             for target, name, value in bound:
@@ -349,6 +355,8 @@ class RankLogic:
             else:
                 return None
         value = const(right, default=...)
+        if value is ... and right.__class__ is _NAME:
+            value = self.int_constants.get(right.id, ...)  # ``rank == MAIN_RANK``: the module's constant
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)  # ``os.environ["LOCAL_RANK"] == "0"``: the environment holds the rank as text
         if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, (tuple, list, set)) and value:

@@ -171,6 +171,8 @@ class ModuleIndex:
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
+        if project is not None:
+            self.guards.int_constants = project.guards.int_constants
         if project is None or project.parts(tree) is None:  # else the project learnt this module already
             self.guards.learn(assigns, defs, calls)
         self._mark_ifexp_arms()
