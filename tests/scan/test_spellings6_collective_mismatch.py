@@ -1,0 +1,128 @@
+"""collective-mismatch under rank guards spelled every way real scripts spell them: a module constant
+(``rank == MAIN_RANK``, ``rank != SPARE_RANK``), a walrus, ``is_main = not rank``, ``if not dist.get_rank():``,
+``local_rank in (-1, 0)``, a flag derived once, ``rank % ngpus == 0``, a predicate helper, an early return in
+the helper that runs the collective; near misses that must stay quiet: both arms call it, the guard only prints,
+"distributed or not" tests (``local_rank != -1``, ``rank is not None``), a constant that is not a rank."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scan.conftest import scan_ids
+
+ID = "collective-mismatch"
+
+SCRIPT = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+MAIN_RANK = 0
+SPARE_RANK = 3
+NUM_CLASSES = 10
+
+
+def is_primary():
+    return dist.get_rank() == 0
+
+
+def sync_metric(value):
+    dist.all_reduce(value)
+    return value / dist.get_world_size()
+
+
+def train(local_rank, args):
+    rank = dist.get_rank()
+    ngpus = torch.cuda.device_count()
+    master = rank == 0
+    is_main = not rank
+    model = DDP(nn.Linear(8, NUM_CLASSES).cuda(local_rank), device_ids=[local_rank])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(100):
+        loss = model(torch.randn(4, 8, device="cuda")).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        metric = loss.detach()
+{guarded}
+
+
+if __name__ == "__main__":
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    train(local_rank, None)
+'''
+
+
+def guarded(test: str, body: str) -> str:
+    return f"        if {test}:\n            {body}"
+
+
+@pytest.mark.parametrize("test", [
+    "rank == MAIN_RANK",
+    "rank != SPARE_RANK",
+    "(is_lead := rank == 0)",
+    "is_main",
+    "not dist.get_rank()",
+    "local_rank in (-1, 0)",
+    "master",
+    "rank % ngpus == 0",
+    "is_primary()",
+])
+@pytest.mark.parametrize("body", ["dist.barrier()", "metric = sync_metric(metric)"], ids=["direct", "helper"])
+def test_collective_under_a_rank_guard(tmp_path, test, body):
+    assert ID in scan_ids(tmp_path, SCRIPT.format(guarded=guarded(test, body)))
+
+
+EARLY_RETURN = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def report(loss, step):
+    if dist.get_rank() != 0:
+        return
+    dist.all_reduce(loss)
+    print(step, loss.item())
+
+
+def main():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(nn.Linear(8, 1).cuda(local_rank), device_ids=[local_rank])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(100):
+        loss = model(torch.randn(4, 8, device="cuda")).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        report(loss.detach(), step)
+
+
+main()
+'''
+
+
+def test_collective_after_a_rank_early_return_in_a_helper(tmp_path):
+    assert ID in scan_ids(tmp_path, EARLY_RETURN)
+
+
+@pytest.mark.parametrize("guarded_code", [
+    "        if rank == MAIN_RANK:\n            dist.barrier()\n        else:\n            dist.barrier()",
+    "        if rank == MAIN_RANK:\n            print(step, metric.item())\n        metric = sync_metric(metric)",
+    "        if local_rank != -1:\n            dist.barrier()",
+    "        if rank is not None:\n            metric = sync_metric(metric)",
+    "        if NUM_CLASSES == 10:\n            dist.barrier()",
+    "        metric = sync_metric(metric)\n        if master:\n            print(metric.item())",
+], ids=["both-arms", "guard-prints-only", "distributed-or-not", "rank-is-set", "constant-not-rank", "sync-then-print"])
+def test_quiet_when_every_rank_joins(tmp_path, guarded_code):
+    assert ID not in scan_ids(tmp_path, SCRIPT.format(guarded=guarded_code))
