@@ -126,3 +126,78 @@ def test_collective_after_a_rank_early_return_in_a_helper(tmp_path):
 ], ids=["both-arms", "guard-prints-only", "distributed-or-not", "rank-is-set", "constant-not-rank", "sync-then-print"])
 def test_quiet_when_every_rank_joins(tmp_path, guarded_code):
     assert ID not in scan_ids(tmp_path, SCRIPT.format(guarded=guarded_code))
+
+
+# ---- a rank skipping the DDP backward on its own data (a per-rank ``continue`` before ``loss.backward()``) ----
+
+LOOP = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Trainer:
+    def __init__(self, local_rank):
+        self.local_rank = local_rank
+        self.model = {wrap}
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def compute_loss(self, batch):
+        return self.model(batch).pow(2).mean()
+
+    def fit(self, loader, start_step=0):
+        for step, batch in enumerate(loader):
+            batch = batch[0].cuda(self.local_rank)
+{skip}
+            self.opt.zero_grad()
+            {backward}
+            self.opt.step()
+
+
+if __name__ == "__main__":
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    data = TensorDataset(torch.randn(512, 8))
+    Trainer(local_rank).fit(DataLoader(data, batch_size=8, sampler=DistributedSampler(data)))
+'''
+DDP_WRAP = "DDP(nn.Linear(8, 1).cuda(local_rank), device_ids=[local_rank])"
+PLAIN = "nn.Linear(8, 1).cuda(local_rank)"
+
+
+def skip(lines: str) -> str:
+    return "\n".join("            " + line for line in lines.splitlines())
+
+
+@pytest.mark.parametrize("code", [
+    "loss = self.compute_loss(batch)\nif torch.isnan(loss):\n    continue",
+    "loss = self.compute_loss(batch)\nif not torch.isfinite(loss).all():\n    continue",
+    "try:\n    loss = self.compute_loss(batch)\nexcept ValueError:\n    continue",
+    "out = self.model(batch)\nif out is None:\n    continue\nloss = out.pow(2).mean()",
+    "if batch.numel() == 0:\n    continue\nloss = self.compute_loss(batch)",
+], ids=["isnan", "not-isfinite", "except-continue", "output-none", "empty-batch"])
+def test_backward_skipped_on_this_ranks_data(tmp_path, code):
+    src = LOOP.format(wrap=DDP_WRAP, skip=skip(code), backward="loss.backward()")
+    assert ID in scan_ids(tmp_path, src)
+
+
+@pytest.mark.parametrize("wrap, code, backward", [
+    (DDP_WRAP, "loss = self.compute_loss(batch)\nbad = torch.isnan(loss).float()\ndist.all_reduce(bad)\n"
+               "if bad.item() > 0:\n    continue", "loss.backward()"),
+    (DDP_WRAP, "if step < start_step:\n    continue\nloss = self.compute_loss(batch)", "loss.backward()"),
+    (PLAIN, "loss = self.compute_loss(batch)\nif torch.isnan(loss):\n    continue", "loss.backward()"),
+    (DDP_WRAP, "loss = self.compute_loss(batch)", "loss.backward()\n            if torch.isnan(loss):\n"
+                                                  "                continue"),
+    (DDP_WRAP, "loss = self.compute_loss(batch)\nif torch.isnan(loss):\n    continue",
+     "with self.model.no_sync():\n                loss.backward()"),
+    (DDP_WRAP, "loss = self.compute_loss(batch)\nlosses = [torch.zeros_like(loss) for _ in range(2)]\n"
+               "dist.all_gather(losses, loss)\nif torch.stack(losses).isnan().any():\n    continue", "loss.backward()"),
+], ids=["flag-all-reduced", "resume-counter", "not-distributed", "after-backward", "no-sync", "gathered-losses"])
+def test_quiet_when_the_skip_is_shared_or_harmless(tmp_path, wrap, code, backward):
+    src = LOOP.format(wrap=wrap, skip=skip(code), backward=backward)
+    assert ID not in scan_ids(tmp_path, src)

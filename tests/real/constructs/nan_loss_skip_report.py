@@ -2,7 +2,8 @@
 # seen-in: https://github.com/mlfoundations/open_flamingo/blob/655f693fbfa04cd6e9a987d960654624d48917cf/open_flamingo/train/train.py
 # (in its train_utils.py)
 # A rank that meets a non-finite loss reports it and skips the batch: a message about this rank's own event,
-# not a progress line every rank prints each step.
+# not a progress line every rank prints each step. As in the original, the skip comes after the step's first
+# backward (two datasets, two losses per step), not before the only one.
 import os
 
 import torch
@@ -26,13 +27,14 @@ def main():
     for epoch in range(3):
         sampler.set_epoch(epoch)
         for step, (x, y) in enumerate(loader):
-            loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())
+            optim.zero_grad()
+            nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+            loss = nn.functional.mse_loss(model(x.flip(0).cuda()), y.flip(0).cuda())
             if not torch.isfinite(loss):
                 print(f"non-finite loss at step {step}, skipping the batch")
                 print("inputs:", x)
                 optim.zero_grad(set_to_none=True)
                 continue
-            optim.zero_grad()
             loss.backward()
             optim.step()
             if rank == 0 and step % 50 == 0:

@@ -52,6 +52,7 @@ class CollectiveMismatchChecker(Checker):
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
         yield from self._one_rank_breaks(m, names, reach)
+        yield from self._skipped_backwards(m, names)
         yield from self._clock_conditions(m, names, reach)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
@@ -121,6 +122,40 @@ class CollectiveMismatchChecker(Checker):
                                     "stops leaves the others blocked in the next all-reduce or barrier until the "
                                     "timeout; all-reduce the metric (or broadcast the decision) first",
                               {"variable": "break"})
+
+    def _skipped_backwards(self, m: ModuleIndex, names: set[str]):
+        """A training loop that ``continue``s past the backward of a DDP-wrapped model on this rank's own data
+        (``if torch.isnan(loss): continue``, ``except NoValidAnchorsError: continue`` around the loss): the backward
+        is the gradient all-reduce, so the rank that skips it leaves the others waiting in it. Quiet when the
+        decision went through a collective first (an all-reduced flag), under ``no_sync``, or on step counters."""
+        if not wrapped_models(m):
+            return
+        for loop in m.loops:
+            if loop.ctx.sides:
+                continue
+            sites = m.sites_in(loop.node)
+            if any(s.method == "no_sync" for s in sites):
+                continue
+            backwards = [s for s in sites if s.method == "backward" and isinstance(s.node.func, ast.Attribute)]
+            if not backwards:
+                continue
+            backward = min(backwards, key=lambda s: (s.line, s.node.col_offset))  # the step's first backward
+            body = loop.node.body
+            upto = next((i for i, stmt in enumerate(body) if backward.node in m.nodes_in(stmt)), None)
+            if upto is None:
+                continue  # the backward runs in an inner loop
+            data = _batch_names(loop.node)
+            for stmt in body[:upto]:
+                found = _data_skip(m, stmt, data, names)
+                if found is not None:
+                    line, why = found
+                    yield Hit(line, f"the training loop skips {ast.unparse(backward.node)} ({why}), a decision on "
+                                    "this rank's own batch: under DDP the backward is the gradient all-reduce, so the "
+                                    "ranks that go on wait in it for the rank that skipped, until the timeout; decide "
+                                    "the skip on every rank together (all-reduce a flag) or zero the loss instead",
+                              {"variable": "continue"})
+                    break
+                _learn_data(m, stmt, data, names)
 
     def _clock_conditions(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
         """A collective (or a local function that runs one) under an ``if`` on this process's own clock
@@ -220,6 +255,75 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _batch_names(loop: ast.AST) -> set[str]:
+    """The loop's targets that hold data (``batch`` in ``for step, batch in enumerate(loader)``), not its counters."""
+    target, it = getattr(loop, "target", None), getattr(loop, "iter", None)
+    if target is None or (isinstance(it, ast.Call) and dotted(it.func) == "range"):
+        return set()
+    if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+        target = ast.Tuple(elts=target.elts[1:])
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _reads(node: ast.AST, data: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in data for n in ast.walk(node))
+
+
+def _synced(m: ModuleIndex, node: ast.AST, names: set[str]) -> bool:
+    """``node`` holds a collective's call (the value was gathered or reduced across ranks)."""
+    return any(isinstance(n, ast.Call) and (site := m.site_of(n)) is not None and (
+        site.name in names or m.P.matches("framework_collectives", f"{last(site.recv or '')}.{site.method}"))
+        for n in ast.walk(node))
+
+
+def _learn_data(m: ModuleIndex, stmt: ast.stmt, data: set[str], names: set[str]) -> None:
+    """Grow ``data`` with the names ``stmt`` binds from it (``loss = model(batch)``); a name handed to a collective
+    (``dist.all_reduce(flag)``) leaves it: every rank now holds the same value."""
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if _reads(node.value, data) and not _synced(m, node.value, names):
+                data |= bound
+            elif isinstance(node, ast.Assign):
+                data -= bound
+        elif isinstance(node, ast.Call) and _synced(m, node, names):
+            data -= {n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+
+
+def _data_skip(m: ModuleIndex, stmt: ast.stmt, data: set[str], names: set[str]) -> tuple[int, str] | None:
+    """(line, why) of a ``continue`` in ``stmt`` (not in an inner loop) taken on this rank's data: under an ``if`` on
+    a name bound from the batch, or in an ``except`` around code reading it."""
+    def visit(node: ast.AST, learned: set[str]):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return None
+        if isinstance(node, ast.If):
+            test = node.test
+            if _reads(test, learned) and not _synced(m, test, names) and m.classify(test) is None \
+                    and not m.mentions_rank(test) and not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                                                              for n in ast.walk(test)):
+                hit = next((s for s in node.body if isinstance(s, ast.Continue)), None)
+                if hit is not None:
+                    return hit.lineno, f"`if {ast.unparse(test)}: continue`"
+        if isinstance(node, ast.Try):
+            reads = any(_reads(s, learned) for s in node.body)
+            for handler in node.handlers:
+                kind = ast.unparse(handler.type) if handler.type is not None else "Exception"
+                hit = next((s for s in handler.body if isinstance(s, ast.Continue)), None)
+                if reads and hit is not None and "StopIteration" not in kind:
+                    return hit.lineno, f"`except {kind}: continue` around code reading the batch"
+            for sub in node.body:
+                _learn_data(m, sub, learned, names)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) or isinstance(child, ast.excepthandler):
+                found = visit(child, learned)
+                if found is not None:
+                    return found
+        return None
+
+    return visit(stmt, set(data))
 
 
 def _handed_functions(m: ModuleIndex, site: CallSite) -> list:
