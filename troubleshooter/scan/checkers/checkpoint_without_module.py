@@ -186,11 +186,17 @@ class CheckpointWithoutModuleChecker(Checker):
             elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls:
                 yield site
         for call in m.calls:
-            if call.ctx.func is not func or call.line <= wrap.line:
+            here = call.ctx.func is func and call.line > wrap.line
+            # ``self.model`` bound to the wrap in ``__init__`` only: any method of the class hands the wrapper over
+            elsewhere = class_wide and call.ctx.func is not None and call.ctx.func.cls == cls and call.ctx.func is not func
+            if not (here or elsewhere):
                 continue
-            if call.recv is None and call.method in m.classes:  # Trainer(model, ...) keeps it as self.<attr>
+            if here:
                 rebound = m.binding(name, call.line, func)
-                if rebound is not None and rebound.value is wrap.node:
+                if rebound is None or rebound.value is not wrap.node:
+                    continue
+            if call.recv is None and call.method in m.classes:  # Trainer(model, ...) keeps it as self.<attr>
+                if here:
                     yield from _kept_by_class(m, call, name)
                 continue
             callee = local_callee(m, call) or _called_object_method(m, call)
@@ -199,13 +205,11 @@ class CheckpointWithoutModuleChecker(Checker):
             params = [a.arg for a in callee.node.args.args]
             if params and params[0] == "self" and callee.cls is not None:
                 params = params[1:]
-            for position, arg in enumerate(call.node.args):
-                if position >= len(params) or not _hands_over(arg, name):
-                    continue
-                rebound = m.binding(name, call.line, func)
-                if rebound is not None and rebound.value is wrap.node:
-                    yield from (s for s in m.methods("state_dict") if s.ctx.func is callee
-                                and (s.recv == params[position] or _drawn_from(callee, s.recv, params[position])))
+            handed = [params[i] for i, arg in enumerate(call.node.args) if i < len(params) and _hands_over(arg, name)]
+            handed += [k.arg for k in call.node.keywords if k.arg in params and _hands_over(k.value, name)]
+            for param in handed:  # ``save_checkpoint(self.model, path)`` / ``save_checkpoint(path, model=model)``
+                yield from (s for s in m.methods("state_dict") if s.ctx.func is callee
+                            and (s.recv == param or _drawn_from(callee, s.recv, param)))
 
     @staticmethod
     def _wrapper_pickled(m, wrap, name: str):
