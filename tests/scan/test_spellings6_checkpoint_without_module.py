@@ -10,7 +10,55 @@ from tests.scan.conftest import scan_ids
 
 ID = "checkpoint-without-module"
 
-SCRIPT = 'import os\nimport torch\nimport torch.distributed as dist\nimport torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom torch.utils.data import DataLoader, TensorDataset\nfrom torch.utils.data.distributed import DistributedSampler\n\n\ndef is_main_process():\n    return dist.get_rank() == 0\n\n__HELPERS__\n\nclass Trainer:\n    def __init__(self, local_rank):\n        self.local_rank = local_rank\n        self.model = DDP(nn.Linear(8, 2).cuda(local_rank), device_ids=[local_rank])\n        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n\n__METHODS__\n\n    def fit(self, epochs=3):\n        data = TensorDataset(torch.randn(64, 8))\n        sampler = DistributedSampler(data)\n        for epoch in range(epochs):\n            sampler.set_epoch(epoch)\n            for (x,) in DataLoader(data, batch_size=8, sampler=sampler):\n                loss = self.model(x.cuda()).sum()\n                self.opt.zero_grad()\n                loss.backward()\n                self.opt.step()\n__AFTER__\n\n\ndef export_for_inference(path):\n    net = nn.Linear(8, 2)\n    net.load_state_dict(torch.load(path, map_location="cpu"))\n    return net\n\n\nif __name__ == "__main__":\n    local_rank = int(os.environ["LOCAL_RANK"])\n    torch.cuda.set_device(local_rank)\n    dist.init_process_group("nccl")\n    Trainer(local_rank).fit()\n    dist.destroy_process_group()\n'
+SCRIPT = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+__HELPERS__
+
+class Trainer:
+    def __init__(self, local_rank):
+        self.local_rank = local_rank
+        self.model = DDP(nn.Linear(8, 2).cuda(local_rank), device_ids=[local_rank])
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+__METHODS__
+
+    def fit(self, epochs=3):
+        data = TensorDataset(torch.randn(64, 8))
+        sampler = DistributedSampler(data)
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for (x,) in DataLoader(data, batch_size=8, sampler=sampler):
+                loss = self.model(x.cuda()).sum()
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+__AFTER__
+
+
+def export_for_inference(path):
+    net = nn.Linear(8, 2)
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    return net
+
+
+if __name__ == "__main__":
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    Trainer(local_rank).fit()
+    dist.destroy_process_group()
+'''
 
 
 def script(helpers: str, methods: str, after: str) -> str:
