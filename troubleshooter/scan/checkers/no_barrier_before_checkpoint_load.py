@@ -33,9 +33,16 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
         saves = list(self._saves(m))
         for load in self._loads(m):
             for save in saves:
-                if save.site.ctx.func is not load.site.ctx.func or save.site.line >= load.site.line:
+                if save.site.ctx.func is not load.site.ctx.func:
                     continue
-                if not self._same_file(save, load) or self._synced_between(m, save.site, load.site):
+                if save.site.line < load.site.line:
+                    if self._synced_between(m, save.site, load.site):
+                        continue
+                else:  # the load at the top of the next pass of a loop that saves at its end
+                    loop = next((lp for lp in reversed(save.site.ctx.loops) if lp in load.site.ctx.loops), None)
+                    if loop is None or self._synced_around(m, loop, save.site, load.site):
+                        continue
+                if not self._same_file(save, load):
                     continue
                 text = source(load.path) if load.path is not None else "the checkpoint"
                 what = f"{load.through}() loads {text}" if load.through else f"torch.load({text})"
@@ -48,7 +55,7 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
     @staticmethod
     def _same_file(save: Event, load: Event) -> bool:
         if save.path is not None and load.path is not None:
-            return isinstance(load.path, _SIMPLE) and ast.dump(save.path) == ast.dump(load.path)
+            return _same_path(save.path, load.path, _choices(save.site.ctx.func))
         return save.through is not None  # a save helper then a load: the pair the helper is for
 
     def _saves(self, m: ModuleIndex):
@@ -99,14 +106,58 @@ class NoBarrierBeforeCheckpointLoadChecker(Checker):
 
     @staticmethod
     def _synced_between(m, save, load) -> bool:
-        barriers = m.P.barrier_methods
-        barrier_funcs = {name for name, infos in m.functions.items()
-                         if any(s.method in barriers for info in infos for s in m.sites_in(info.node))}
-        for site in m.calls:
-            if save.line < site.line < load.line and (
-                    site.method in barriers or site.method in _BROADCASTS or site.method in barrier_funcs):
-                return True
-        return False
+        return any(save.line < site.line < load.line for site in _syncs(m, m.calls))
+
+    @staticmethod
+    def _synced_around(m, loop: ast.AST, save, load) -> bool:
+        """A barrier in the loop after the save or before the load (the wrap-around path between them)."""
+        return any(site.line > save.line or site.line < load.line for site in _syncs(m, m.sites_in(loop)))
+
+
+def _syncs(m: ModuleIndex, sites: list[CallSite]) -> list[CallSite]:
+    """The calls among ``sites`` that make the other ranks wait: a barrier, a broadcast, a local function with one."""
+    barriers = m.P.barrier_methods
+    barrier_funcs = {name for name, infos in m.functions.items()
+                     if any(s.method in barriers for info in infos for s in m.sites_in(info.node))}
+    return [s for s in sites if s.method in barriers or s.method in _BROADCASTS or s.method in barrier_funcs]
+
+
+_PATH_WRAPPERS = ("str", "os.fspath", "Path", "pathlib.Path")
+
+
+def _same_path(saved: ast.AST, loaded: ast.AST, choices: dict[str, set]) -> bool:
+    """Both expressions name the same file: equal once ``str()`` / ``Path()`` wrappers are dropped, part by part
+    through ``/`` and ``os.path.join``, a local name matching any literal it is assigned (``name = "best.pth" if
+    early else "last.pth"``)."""
+    saved, loaded = _unwrapped(saved), _unwrapped(loaded)
+    if isinstance(saved, ast.BinOp) and isinstance(loaded, ast.BinOp):
+        return type(saved.op) is type(loaded.op) and _same_path(saved.left, loaded.left, choices) \
+            and _same_path(saved.right, loaded.right, choices)
+    if isinstance(saved, ast.Call) and isinstance(loaded, ast.Call) and dotted(saved.func) == dotted(loaded.func) \
+            == "os.path.join" and len(saved.args) == len(loaded.args):
+        return all(_same_path(a, b, choices) for a, b in zip(saved.args, loaded.args))
+    if isinstance(saved, ast.Name) and isinstance(loaded, ast.Constant) and loaded.value in choices.get(saved.id, ()):
+        return True
+    return isinstance(loaded, (*_SIMPLE, ast.BinOp, ast.Call)) and ast.dump(saved) == ast.dump(loaded)
+
+
+def _unwrapped(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Call) and dotted(node.func) in _PATH_WRAPPERS and len(node.args) == 1:
+        node = node.args[0]
+    return node
+
+
+def _choices(func: FuncInfo | None) -> dict[str, set]:
+    """Local names of ``func`` assigned string literals (or a conditional choice between two)."""
+    out: dict[str, set] = {}
+    if func is None or func.name == "<class>":
+        return out
+    for node in ast.walk(func.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            out.setdefault(node.targets[0].id, set()).update(
+                v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return out
 
 
 def _argument_for(func: FuncInfo, call: CallSite, inner: ast.AST | None) -> ast.AST | None:
