@@ -27,6 +27,28 @@ class GradientCheckpointingConflictChecker(Checker):
                 yield Hit(site.line, f"reentrant activation checkpointing with DDP({model}, find_unused_parameters=True) "
                                      f"(line {line}) marks parameters ready twice: 'Expected to mark a "
                                      "variable ready only once'; pass use_reentrant=False", {"model": model})
+        for flag_line, spelled in self._flags_on(m):
+            yield Hit(flag_line, f"{spelled} turns on Hugging Face's reentrant gradient checkpointing while DDP({model}) "
+                                 f"has find_unused_parameters=True (line {line}): parameters are marked ready twice, "
+                                 "'Expected to mark a variable ready only once'; pass find_unused_parameters=False "
+                                 "or use_reentrant=False", {"model": model})
+
+    @staticmethod
+    def _flags_on(m):
+        """(line, spelling) of the older switches: ``config.gradient_checkpointing = True`` (an attribute bound to a
+        true literal) and a ``gradient_checkpointing=True`` keyword with no use_reentrant=False beside it."""
+        flags = m.P.gradient_checkpointing_flags
+        for target, bindings in m.bindings.items():
+            if "." in target and target.rpartition(".")[2] in flags:
+                for b in bindings:
+                    if const(b.value) is True and not b.ctx.optional:
+                        yield b.line, f"{target} = True"
+        for site in m.calls:
+            for keyword in site.node.keywords:
+                if keyword.arg in flags and const(keyword.value) is True and not site.ctx.optional:
+                    kwargs = const(site.kw("gradient_checkpointing_kwargs"), default={}) or {}
+                    if not (isinstance(kwargs, dict) and kwargs.get("use_reentrant") is False):
+                        yield site.line, f"{site.method}({keyword.arg}=True)"
 
     @staticmethod
     def _find_unused_source(m) -> tuple[int, str] | None:
