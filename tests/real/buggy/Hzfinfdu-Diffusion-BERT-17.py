@@ -27,8 +27,8 @@ def train(save_path, steps_per_eval=2000):
     device = torch.device("cuda", local_rank)
     torch.cuda.set_device(local_rank)
     dist.init_process_group(backend="nccl")
-    cfg = RobertaConfig.from_pretrained("roberta-base")
-    model = RobertaForMaskedLM.from_pretrained("roberta-base", config=cfg).to(device)
+    cfg = RobertaConfig(vocab_size=50265)
+    model = RobertaForMaskedLM(cfg).to(device)
     model = DDP(model, device_ids=[local_rank], output_device=local_rank)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)
     train_data = TensorDataset(torch.randint(0, cfg.vocab_size, (4096, 64)))
@@ -55,7 +55,7 @@ def train(save_path, steps_per_eval=2000):
 
 
 def predict(ckpt_path):
-    cfg = RobertaConfig.from_pretrained("roberta-base")
+    cfg = RobertaConfig(vocab_size=50265)
     model = RobertaForMaskedLM(cfg)
     ckpt = torch.load(ckpt_path, map_location="cpu")
     model.load_state_dict(ckpt["model"])
