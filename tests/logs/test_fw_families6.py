@@ -328,3 +328,14 @@ def test_int_of_none_elsewhere_is_not_a_missing_launcher(rules):
             "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'NoneType'")
     _, shown = root_and_shown(rules, text)
     assert "launcher-env-missing" not in shown
+
+
+def test_the_compiled_network_looked_up_on_the_ddp_wrapper(rules):
+    root, _ = root_and_shown(rules, "[rank6]: AttributeError: 'DistributedDataParallel' object has no attribute '_orig_mod'")
+    assert root == "ddp-wrapper-attribute"
+
+
+def test_a_ddp_internal_that_an_older_torch_lacks_stays_a_version_mismatch(rules):
+    root, shown = root_and_shown(rules, "AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'")
+    assert root == "library-version-incompatible"
+    assert "ddp-wrapper-attribute" not in shown
