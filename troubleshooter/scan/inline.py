@@ -182,15 +182,20 @@ class Inliner:
         return None
 
     def _top_imports(self, path: str) -> list[ast.ImportFrom]:
-        """The module-level ``from ... import`` statements of a local module (parsed once per scan)."""
+        """The module-level ``from ... import`` statements of a local module (the scan's own tree when it parsed
+        the module and has not inlined into it yet, else parsed from disk; once per scan)."""
         key = self.files.real(path)
         found = self._reexports.get(key)
         if found is None:
-            try:
-                with open(key, "rb") as handle:
-                    tree = parse_python(handle.read(), key)
-            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            known = self.known.get(key)
+            if known is not None:
+                tree = known[1] if isinstance(known[1], ast.Module) else None
+            else:
+                try:
+                    with open(key, "rb") as handle:
+                        tree = parse_python(handle.read(), key)
+                except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
             found = self._reexports[key] = [stmt for stmt in getattr(tree, "body", ())
                                             if isinstance(stmt, ast.ImportFrom) and stmt.module]
         return found
