@@ -223,3 +223,18 @@ def test_a_lone_reflowed_row_is_joined_when_the_sentence_goes_on():
     log = ("[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
            "cannot be retrieved (gai error: -2 - Name or service not known).\n")
     assert repair(word_wrap(100)(log).encode(), True).decode().replace("\n\n", "\n") == log
+
+
+def test_what_starts_a_line_of_its_own_is_read_from_the_rules():
+    """``own_line_starts`` of rules/symptoms.yaml (the mechanism in logs/framing.py): a row starting with a
+    wording added there is no longer joined to the cut row before it."""
+    import dataclasses
+    import re
+
+    from troubleshooter.logs.symptomwords import shipped_words
+
+    wrapped = "".join(row + "\n" for row in ["x" * 70 + " the first message of a run, long", "enough", "epoch 3 went on"])
+    assert repair(wrapped.encode(), True).decode().replace("\n\n", "\n") != wrapped
+    words = shipped_words()
+    own = dataclasses.replace(words, own_line=re.compile(words.own_line.pattern[:-1] + "|enough)"))
+    assert repair(wrapped.encode(), True, own).decode() == wrapped

@@ -161,7 +161,7 @@ class LogAnalyzer:
                 break
             del data[start + read:]
             if first or data.find(b"\x1b", start) >= 0:  # what framing.repair may change: a paste, colours
-                data[start:] = repair(bytes(data[start:]), whole=first and read < CHUNK)
+                data[start:] = repair(bytes(data[start:]), first and read < CHUNK, self.symptoms.words)
             first = False
             cut = data.rfind(b"\n") + 1
             if cut == 0 and len(data) > MAX_LINE:  # an over-long line: analysed in pieces, counted once

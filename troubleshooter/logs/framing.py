@@ -18,12 +18,16 @@
   line, and a log of nothing else is narrower than 80. When a re-flow broke rows shorter than its cap,
   it alone is undone: a row that happens to reach the cap is not a terminal's cut.
 
-The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows.
+The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
+line of its own (never joined to the row before) is knowledge: ``own_line_starts`` and
+``own_line_after_word`` of ``rules/symptoms.yaml``; this module is the mechanism.
 """
 
 from __future__ import annotations
 
 import re
+
+from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
 PASTE_BYTES = 1 << 20      # a log read in one piece this small is a paste: wrapping is looked for
@@ -36,13 +40,6 @@ SENTENCE_ENDS = (" ", ".", ":", ";", "!", "?")  # a row ending so is a whole lin
 _WHOLE_SENTENCE_ENDS = (" ", ".", "!", "?")
 _GOES_ON = "("  # a row starting so after a row a re-flow may have broken reads as the rest of it
 TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))  # where fewer such lines still suggest one
-# a row that starts a line of its own (a traceback, an exception, a frame, a launcher or logger prefix)
-_LINE_START = re.compile(r"(?:Traceback|File |[\w.]*(?:Error|Exception|Warning)\b|\["
-                         r"|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[=*-]{5})")
-# what also starts a line of its own after a row a re-flow may have broken (not a terminal's cut, which can fall
-# anywhere): a tool's or logger's "name: ", the shell's report of a signal
-_OWN_LINE_AFTER_WORD = re.compile(r"[\w.-]+: |Segmentation fault|Bus error|Aborted|Killed"
-                                  r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):|\S+\.py:\d+: |frame #\d+:|#\d+ +0x")
 # a row ending in a banner's run (``*****``, ``=====``, ``-----``) is a whole line, however long
 _BANNER_END = re.compile(r"([*=#~_-])\1{4}$")
 # a traceback frame's row as Python prints it, whole (CPython's and IPython's): a frame row that is not whole was cut
@@ -65,18 +62,19 @@ def wrap_width(rows: list[str]) -> int | None:
     return width if len(cut) >= MIN_WRAPPED_LINES or cut and width in TERMINAL_WIDTHS else None
 
 
-def _continues(row: str, nxt: str) -> bool:
+def _continues(row: str, nxt: str, words: SymptomWords) -> bool:
     """``nxt`` reads as the rest of ``row``, not as a line of its own: it is not indented and starts no
-    traceback, exception, frame, timestamp or bracketed prefix, and ``row`` does not end in a colon."""
-    return not _own_line(nxt) and not row.endswith(":")
+    line of its own (``own_line_starts`` of ``rules/symptoms.yaml``), and ``row`` does not end in a colon."""
+    return not _own_line(nxt, words) and not row.endswith(":")
 
 
-def _own_line(row: str) -> bool:
-    """``row`` is indented or starts a traceback, an exception, a frame, a timestamp or a bracketed prefix."""
-    return row.startswith("  ") or bool(_LINE_START.match(row.lstrip()))
+def _own_line(row: str, words: SymptomWords) -> bool:
+    """``row`` is indented or starts a line of its own (a traceback, an exception, a frame, a timestamp, a
+    bracketed prefix: ``own_line_starts``)."""
+    return row.startswith("  ") or bool(words.own_line.match(row.lstrip()))
 
 
-def unwrapped(rows: list[str]) -> list[str]:
+def unwrapped(rows: list[str], words: SymptomWords | None = None) -> list[str]:
     """``rows`` with the rows of lines a terminal hard-wrapped joined (see :func:`wrap_width`); the same list
     if none. Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts
     a line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
@@ -85,13 +83,14 @@ def unwrapped(rows: list[str]) -> list[str]:
     width = wrap_width(rows)
     if width is None:
         return rows
+    words = words or shipped_words()
     # how this log's lines begin (rows after a shorter row surely begin a line)
     starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if len(before) != width}
     out: list[str] = []
     joined = 0  # rows joined into the line being built: each leaves an empty line after it
     for before, row in zip(["", *rows], rows):
         if out and out[-1] and len(before) == width and row.strip() and row[:START_CHARS] not in starts \
-                and _continues(before, row):
+                and _continues(before, row, words):
             out[-1] += row
             joined += 1
             continue
@@ -102,7 +101,7 @@ def unwrapped(rows: list[str]) -> list[str]:
     return out
 
 
-def reflowed(rows: list[str]) -> set[int]:
+def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
     """The rows a forum or mail client broke at a word boundary: ``row`` ends where the first word of the
     row after it would not have fitted under the longest row's length (the cap a re-flow leaves), the
     row after starts no line of its own (:func:`_continues`) and does not begin the way this log's
@@ -122,6 +121,7 @@ def reflowed(rows: list[str]) -> set[int]:
     width = max(map(len, rows), default=0)
     if width < MIN_REFLOW_WIDTH:
         return set()
+    words = words or shipped_words()
 
     def cut(row: str, nxt: str, one_word: bool = False) -> bool:  # the next row's first word would not have fitted
         return (" " in row.strip() or one_word and bool(row.strip())) and bool(nxt) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
@@ -137,12 +137,12 @@ def reflowed(rows: list[str]) -> set[int]:
         starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if not breaks(before, row)}
         return {i for i, (row, nxt) in enumerate(zip(rows, rows[1:]))
                 if breaks(row, nxt) and nxt[:START_CHARS] not in starts and continues(row, nxt)
-                and not _OWN_LINE_AFTER_WORD.match(nxt)}
+                and not words.own_line_after_word.match(nxt)}
 
     def goes_on(row: str, nxt: str) -> bool:  # in a log known to be re-flowed a colon ends no line by itself
-        return not _own_line(nxt)
+        return not _own_line(nxt, words)
 
-    joins = joins_by(strict, _continues)
+    joins = joins_by(strict, lambda row, nxt: _continues(row, nxt, words))
     if len(joins) >= MIN_REFLOWED_LINES:
         return joins | joins_by(lambda row, nxt: cut(row, nxt, True) and not row.endswith(_WHOLE_SENTENCE_ENDS),
                                 goes_on)
@@ -170,7 +170,7 @@ def unflowed(rows: list[str], joins: set[int]) -> list[str]:
     return out
 
 
-def repair(data: bytes, whole: bool) -> bytes:
+def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes:
     """The chunk as the program printed it: colours removed; when ``whole`` (the chunk is the entire log,
     small enough to be a paste), hard wrapping and a re-flow at word boundaries undone. A re-flow that
     broke rows shorter than the longest one, at least as many as the rows of that length followed by
@@ -181,15 +181,16 @@ def repair(data: bytes, whole: bool) -> bytes:
         return data
     text = data.decode("utf-8", "surrogateescape")
     rows = [row.rstrip("\r") for row in text.split("\n")]
-    joins = reflowed(rows)
+    words = words or shipped_words()
+    joins = reflowed(rows, words)
     width = max(map(len, rows), default=0)
     shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
     at_width = sum(len(row) == width and bool(nxt.strip()) and not _BANNER_END.search(row)
                    for row, nxt in zip(rows, rows[1:]))
     if shorter < max(MIN_REFLOWED_LINES, at_width):
-        joined = unwrapped(rows)
+        joined = unwrapped(rows, words)
         if joined is not rows:
-            rows, joins = joined, reflowed(joined)
+            rows, joins = joined, reflowed(joined, words)
         elif not joins:
             return data
     return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins)).encode("utf-8", "surrogateescape")

@@ -2,7 +2,7 @@
 
 The YAML file holds the words (launcher labels, loss and progress wordings, progress-bar redraws,
 what is masked between ranks, progress positions, rates, failure markers, the rank-list wording of
-a stuck-rank hit); this module assembles them into the line regexes the scan runs
+a stuck-rank hit, line prefixes, what starts a line of its own in a paste); this module assembles them into the line regexes the scan runs
 (:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces the keys it gives.
 """
 
@@ -28,6 +28,8 @@ _LISTS = {
     "line_prefixes": "a launcher's, collector's or logger's prefix at a line start",
     "progress_elapsed": "how long a progress bar has run ([H:]MM:SS)",
     "timeout_value": "the timeout a collective or store wait ran out of",
+    "own_line_starts": "what starts a line of its own in a pasted log (never joined to the row before)",
+    "own_line_after_word": "what starts a line of its own after a row a re-flow broke",
 }
 PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
@@ -54,6 +56,8 @@ class SymptomWords:
     prefix_kinds: dict[str, str]       # group name -> what it tells (PREFIX_GROUPS)
     elapsed: tuple[re.Pattern[bytes], ...]        # group ``elapsed``: a progress bar's running time, [H:]MM:SS
     timeout_value: tuple[re.Pattern[bytes], ...]  # group ``ms`` or ``s``: the timeout a wait ran out of
+    own_line: re.Pattern[str]          # matched at a row's start (indentation removed): a line of its own
+    own_line_after_word: re.Pattern[str]  # matched at a row's start: a line of its own after a re-flow's break
 
 
 def _alternatives(items: list[str]) -> bytes:
@@ -98,7 +102,9 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
         timeout_finding=stuck["finding"], naming_vars=tuple(stuck["naming_vars"]), rank_list=re.compile(stuck["rank_list"]),
         prefix=prefix, prefix_kinds=prefix_kinds,
         elapsed=tuple(re.compile(item.encode("utf-8")) for item in raw["progress_elapsed"]),
-        timeout_value=tuple(re.compile(item.encode("utf-8")) for item in raw["timeout_value"]))
+        timeout_value=tuple(re.compile(item.encode("utf-8")) for item in raw["timeout_value"]),
+        own_line=re.compile("(?:" + "|".join(raw["own_line_starts"]) + ")"),
+        own_line_after_word=re.compile("(?:" + "|".join(raw["own_line_after_word"]) + ")"))
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
