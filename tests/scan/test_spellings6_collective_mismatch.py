@@ -201,3 +201,56 @@ def test_backward_skipped_on_this_ranks_data(tmp_path, code):
 def test_quiet_when_the_skip_is_shared_or_harmless(tmp_path, wrap, code, backward):
     src = LOOP.format(wrap=wrap, skip=skip(code), backward=backward)
     assert ID not in scan_ids(tmp_path, src)
+
+
+# ---- a shape-bound collective given a tensor whose length depends on this rank's data ----
+
+RAGGED = '''
+import os
+
+import torch
+import torch.distributed as dist
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+
+
+def keep_top(scores, labels, world):
+{body}
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    for _ in range(10):
+        scores = torch.rand(64, device="cuda")
+        keep_top(scores, (scores > 0.5).long(), dist.get_world_size())
+
+
+main()
+'''
+
+
+def ragged(lines: str) -> str:
+    return RAGGED.format(body="\n".join("    " + line for line in lines.splitlines()))
+
+
+@pytest.mark.parametrize("code", [
+    "kept = scores[labels > 0]\nreturn accelerator.gather(kept)",
+    "mask = labels.bool()\nkept = scores[mask]\nparts = [torch.zeros_like(kept) for _ in range(world)]\n"
+    "dist.all_gather(parts, kept)",
+    "idx = labels.nonzero()\ndist.all_reduce(idx)",
+    "kept = torch.masked_select(scores, labels > 0)\nreturn accelerator.gather_for_metrics(kept)",
+], ids=["gather-mask", "all-gather-named-mask", "all-reduce-nonzero", "masked-select"])
+def test_collective_of_a_data_dependent_length(tmp_path, code):
+    assert ID in scan_ids(tmp_path, ragged(code))
+
+
+@pytest.mark.parametrize("code", [
+    "kept = accelerator.pad_across_processes(scores[labels > 0])\nreturn accelerator.gather(kept)",
+    "out = [None] * world\ndist.all_gather_object(out, scores[labels > 0].tolist())",
+    "first = scores[:8]\nreturn accelerator.gather(first)",
+    "total = (scores * labels).sum()\ndist.all_reduce(total)",
+], ids=["padded", "gather-object", "fixed-slice", "reduced-sum"])
+def test_quiet_for_fixed_shapes(tmp_path, code):
+    assert ID not in scan_ids(tmp_path, ragged(code))

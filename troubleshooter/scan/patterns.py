@@ -45,7 +45,8 @@ KEYS = (
     "run_bound_tracker_calls", "tracker_run_starters", "active_run_names", "event_file_writers",
     "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", "device_restoring_loaders", "buffer_registrars",
     "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
-    "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", SIGNATURES_KEY,
+    "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
+    "ragged_tensor_calls", SIGNATURES_KEY,
     *REGEX_KEYS,
 )
 

@@ -53,6 +53,7 @@ class CollectiveMismatchChecker(Checker):
         yield from self._early_returns(m, names)
         yield from self._one_rank_breaks(m, names, reach)
         yield from self._skipped_backwards(m, names)
+        yield from self._ragged_collectives(m, names)
         yield from self._clock_conditions(m, names, reach)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
@@ -157,6 +158,25 @@ class CollectiveMismatchChecker(Checker):
                     break
                 _learn_data(m, stmt, data, names)
 
+    def _ragged_collectives(self, m: ModuleIndex, names: set[str]):
+        """A collective that needs one shape on every rank (``all_gather``, accelerate's ``gather``) given a tensor
+        whose length depends on this rank's data (``entropies[mask]``, ``x.nonzero()``, ``masked_select``): the ranks
+        enter it with different shapes and it hangs or fails; pad across processes first (or gather objects)."""
+        positions = {method: int(index) for method, _, index in (e.partition(":") for e in m.P.shape_bound_collectives)}
+        for site in m.calls:
+            if site.method not in positions or not self._is_collective(m, site, names):
+                continue
+            args = site.node.args
+            position = positions[site.method] if site.name in names else 0
+            if position >= len(args):
+                continue
+            ragged = _ragged(m, args[position], site)
+            if ragged is not None:
+                yield Hit(site.line, f"{site.method}({ast.unparse(args[position])}) gets a tensor of a data-dependent "
+                                     f"length (`{ragged}`): each rank enters the collective with another shape, so it "
+                                     "hangs or fails; pad it across processes to one length first (or gather objects)",
+                          {"variable": site.method})
+
     def _clock_conditions(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
         """A collective (or a local function that runs one) under an ``if`` on this process's own clock
         (``time.time() - last_save >= interval``): each rank takes the test at its own moment, so at some step one rank
@@ -255,6 +275,38 @@ class CollectiveMismatchChecker(Checker):
             if side in _OPPOSITE and other.ctx.sides[-1][1] == _OPPOSITE[side]:
                 return True  # rank 0 and the other ranks call it at different places (zero-first)
         return False
+
+
+def _ragged(m: ModuleIndex, node: ast.AST, site: CallSite) -> str | None:
+    """The expression that gives ``node`` a data-dependent length (a boolean-mask subscript, ``nonzero()``...),
+    followed through names bound in the same function; None when its length is fixed."""
+    for _ in range(3):
+        if isinstance(node, ast.Subscript) and _is_mask(m, node.slice, site):
+            return ast.unparse(node)
+        if isinstance(node, ast.Call) and last(dotted(node.func) or "") in m.P.ragged_tensor_calls:
+            return ast.unparse(node)
+        name = dotted(node)
+        binding = m.binding(name, site.line, site.ctx.func) if name else None
+        if binding is None:
+            return None
+        node = binding.value
+    return None
+
+
+def _is_mask(m: ModuleIndex, index: ast.AST, site: CallSite) -> bool:
+    """A boolean mask: a comparison, ``~mask``, ``mask.bool()``, or a name bound to one in the same function."""
+    for _ in range(3):
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+            index = index.operand
+        if isinstance(index, ast.Compare) or (isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute)
+                                              and index.func.attr == "bool"):
+            return True
+        name = dotted(index)
+        binding = m.binding(name, site.line, site.ctx.func) if name else None
+        if binding is None:
+            return False
+        index = binding.value
+    return False
 
 
 def _batch_names(loop: ast.AST) -> set[str]:
