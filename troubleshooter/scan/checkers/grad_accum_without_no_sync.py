@@ -97,10 +97,10 @@ class GradAccumWithoutNoSyncChecker(Checker):
 
     @staticmethod
     def _accum_gate(m, loop: ast.AST) -> ast.If | None:
-        for node in ast.walk(loop):
-            if not isinstance(node, ast.If):
+        for node in m.nodes_in(loop):
+            if node.__class__ is not ast.If:
                 continue
-            test_is_accum = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node.test)) \
+            test_is_accum = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in m.nodes_in(node.test)) \
                 or "accum" in ast.unparse(node.test).lower() or _named_accum(m, node.test)
             stepped = [s for s in m.sites_in(node)] if not _skips_rest(node) else [  # backward; if i % k: continue; step
                 s for s in m.sites_in(loop) if s.line > node.end_lineno] if any(
