@@ -54,8 +54,8 @@ class MissingSetEpochChecker(Checker):
         ddp else None``."""
         if site.assigned_to:
             return [site.assigned_to]
-        items = [node.targets[0] for node in ast.walk(site.ctx.func.node if site.ctx.func else m.tree)
-                 if isinstance(node, ast.Assign) and node.value is site.node and len(node.targets) == 1
+        items = [node.targets[0] for node in m.nodes_in(site.ctx.func.node if site.ctx.func else m.tree)
+                 if node.__class__ is ast.Assign and node.value is site.node and len(node.targets) == 1
                  and isinstance(node.targets[0], ast.Subscript)]
         return [ast.unparse(t) for t in items] + [b.target for bindings in m.bindings.values() for b in bindings
                                                    if isinstance(b.value, (ast.IfExp, ast.BoolOp))
