@@ -29,6 +29,9 @@ FAMILIES = {
                              "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n",
     "windows terminal": "[process exited with code 1 (0x00000001)]\n",
     "localized ide exit": "进程已结束，退出代码为 -1073741819 (0xC0000005)\n",
+    "argparse refusal": "usage: train.py [-h] [--epochs EPOCHS]\ntrain.py: error: unrecognized arguments: --nproc-per-node=1\n",
+    "argparse missing argument": "usage: main.py [-h] --data-path DATA_PATH\n"
+                                 "main.py: error: the following arguments are required: --data-path\n",
 }
 
 
@@ -111,3 +114,15 @@ def test_a_progress_bar_alone_keeps_its_text(rules):
     from troubleshooter.logs.lineprefix import split_prefix
     line = "[rank0]: 45%|████▌     | 450/1000 [01:00<01:10, 7.8it/s, loss=nan]"
     assert split_prefix(line).body == "45%|████▌     | 450/1000 [01:00<01:10, 7.8it/s, loss=nan]"
+
+
+def test_argparse_wording_in_prose_or_a_passing_run_is_not_a_failure(rules):
+    text = ("note: train.py: error handling was improved\n"
+            "WARNING: argument parsing: error: ignored\n" + PROGRESS)
+    assert shown(rules, analyse(rules, text)) == []
+
+
+def test_a_refused_local_rank_keeps_its_own_finding(rules):
+    facts = analyse(rules, PROGRESS + "usage: main.py [-h] [--local_rank LOCAL_RANK]\n"
+                           "main.py: error: unrecognized arguments: --local-rank=0\n")
+    assert shown(rules, facts)[0] != "unrecognized-failure"
