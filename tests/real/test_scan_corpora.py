@@ -151,8 +151,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # --- ratchets: figures may only improve (dev split; test is measured, never tuned on) ----------
 
 # Lowered by the scan-blind6 blind batch (9 fresh reports, labelled before any scan; its dev misses are the
-# measurement, see tests/real/buggy/SOURCES-scan-blind6.md): measured 0.978 / 0.910, rounded down.
-DEV_FLOORS = {"precision": 0.97, "recall": 0.90}
+# measurement, see tests/real/buggy/SOURCES-scan-blind6.md): measured 0.978 / 0.910 at first look; recall back to
+# 0.91 once landed on main 8c0e7fd (0.978 / 0.917 after the collective-mismatch shape-bound change), rounded down.
+DEV_FLOORS = {"precision": 0.97, "recall": 0.91}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
