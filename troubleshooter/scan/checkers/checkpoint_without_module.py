@@ -292,8 +292,6 @@ def _helper_wraps(m):
     makers = set()
     for infos in m.functions.values():
         for info in infos:
-            if info.name == "<class>":
-                continue
             returns = [n.value for n in m.nodes_in(info.node) if isinstance(n, ast.Return) and n.value is not None]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
                 makers.add(id(info))

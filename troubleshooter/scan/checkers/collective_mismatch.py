@@ -76,8 +76,6 @@ class CollectiveMismatchChecker(Checker):
         the ranks where it holds leave without joining the collective the others wait in."""
         for infos in m.functions.values():
             for info in infos:
-                if info.name == "<class>":
-                    continue
                 params = {a.arg for a in info.node.args.args} - {"self", "cls"}
                 exit_stmt = None
                 for stmt in info.node.body:
@@ -399,7 +397,7 @@ def _handed_functions(m: ModuleIndex, site: CallSite) -> list:
             text = dotted(arg)
             infos = m.functions.get(last(text), ()) if text and (text.count(".") == 0 or (
                 text.count(".") == 1 and text.startswith("self."))) else ()
-            found += [info for info in infos if info.name != "<class>"][:1] if len(infos) == 1 else []
+            found += list(infos) if len(infos) == 1 else []
     return found
 
 
@@ -509,7 +507,7 @@ class _Reach:
     def functions(self) -> dict[str, str]:
         """Local function/method name -> the collective it runs on rank 0's path, its parameters unknown."""
         return {info.name: found for infos in self.m.functions.values() for info in infos
-                if info.name != "<class>" and (found := self.of(info, {}))}
+                if (found := self.of(info, {}))}
 
     def of_call(self, callee, site: CallSite, bound: dict, depth: int = 0) -> str | None:
         """What ``site`` (a call of ``callee``, its caller's parameters bound to ``bound``) reaches, with any of the

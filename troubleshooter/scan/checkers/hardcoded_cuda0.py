@@ -128,9 +128,7 @@ class HardcodedCuda0Checker(Checker):
         yield from _option_gpu_indices(m)
         for infos in m.functions.values():
             for info in infos:
-                args = info.node.args if info.name != "<class>" else None
-                if args is None:
-                    continue
+                args = info.node.args
                 params = [*args.posonlyargs, *args.args]
                 for param, value in zip(params[len(params) - len(args.defaults):], args.defaults):
                     if const(value) != "cuda:0":

@@ -135,7 +135,7 @@ def _as_evidence_allows(m, hits):
 
 
 def _in_function(m, line: int) -> bool:
-    return any(f.name != "<class>" and f.node.lineno <= line <= (f.node.end_lineno or f.node.lineno)
+    return any(f.node.lineno <= line <= (f.node.end_lineno or f.node.lineno)
                for infos in m.functions.values() for f in infos)
 
 
