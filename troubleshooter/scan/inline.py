@@ -489,7 +489,7 @@ def _fresh_copy(helper: HelperModule, func: ast.FunctionDef) -> ast.FunctionDef:
     first, last_line = helper.spans[func.name]
     source = "\n" * (first - 1) + "\n".join(helper.lines[first - 1:last_line])
     try:
-        fresh = ast.parse(source).body[0]
+        fresh = parse_python(source, helper.path).body[0]
     except (SyntaxError, ValueError, IndexError):
         return None
     return fresh if isinstance(fresh, ast.FunctionDef) and fresh.name == func.name else None

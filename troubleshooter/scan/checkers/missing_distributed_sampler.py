@@ -12,6 +12,7 @@ from troubleshooter.scan.checkers._common import (
     contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, truthy_literal,
 )
 from troubleshooter.scan.model import const, dotted, last
+from troubleshooter.scan.source import parse_python
 
 
 class MissingDistributedSamplerChecker(Checker):
@@ -278,7 +279,7 @@ def _foreign_method_shards(m, site) -> bool:
 @lru_cache(maxsize=64)
 def _parsed(path: str) -> ast.Module | None:
     try:
-        return ast.parse(Path(path).read_bytes(), filename=path)
+        return parse_python(Path(path).read_bytes(), path)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
