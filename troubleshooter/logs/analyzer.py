@@ -477,8 +477,9 @@ class LogAnalyzer:
         """All facts so far: ``log.<finding-id>`` hit lists and the informational ``log.*`` facts."""
         kept, suppressed = self._kept_hits()
         failures = self._failures()
-        root = self._root_cause(kept, failures) or self._uncaught_exception()
-        if root and root.pop("echoes_of_it", False):  # they are that rank's echoes: not reported apart
+        root, echoes_of_root = self._root_cause(kept, failures)
+        root = root or self._uncaught_exception()
+        if echoes_of_root:  # the echoes are the root rank's downstream effects: not reported apart
             suppressed = sorted(suppressed + [h for h in kept if h.echo or h.outer], key=lambda h: h.seq)
             kept = [h for h in kept if not (h.echo or h.outer)]
         exit_codes: dict[str, int] = {}
@@ -524,8 +525,10 @@ class LogAnalyzer:
         facts["log.files"] = list(self.files)
         return facts
 
-    def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """The first failure in time among the most causal hits; echoes only when nothing else is known."""
+    def _root_cause(self, kept: list[_Hit], failures: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
+        """The first failure in time among the most causal hits; echoes only when nothing else is known. The
+        flag is true when the root is another rank's uncaught exception that the echoes followed
+        (:meth:`_unexplained_peer_failure`): :meth:`facts` then moves the echoes to the suppressed."""
         candidates = [h for h in kept if h.priority > 0]
         launcher_root = next((f for f in failures if f.get("root") and f.get("rank") is not None), None)
         if launcher_root is not None and not any(h.rank == launcher_root["rank"] for h in candidates):
@@ -537,29 +540,29 @@ class LogAnalyzer:
         if candidates:
             best = min(candidates, key=lambda h: (h.echo or h.outer, -h.priority, h.order, h.seq))
             if (best.echo or best.outer) and launcher_root is None and (own := self._unexplained_peer_failure(candidates)):
-                return own
-            return self._hit_root(best, launcher_root)
+                return own, True
+            return self._hit_root(best, launcher_root), False
         first = next((f for f in failures if f.get("root")), failures[0] if failures else None)
         if first is None:
-            return None
+            return None, False
         root = {"id": None, **{k: first[k] for k in ("rank", "local_rank", "host", "path", "line", "exit_code", "signal",
                                                      "traceback", "where") if k in first}}
         exc = self.blocks.first_exception or self.blocks.earliest_exception
         if exc and "traceback" not in root:
             root.update(traceback=exc["text"], where=exc.get("where"))
-        return root
+        return root, False
 
     def _unexplained_peer_failure(self, candidates: list[_Hit]) -> dict[str, Any] | None:
         """When only echoes matched, a rank's own uncaught exception that no hit explains, from another rank
         than the echoes' (the store host that died while the others waited on it): that rank failed first, and
-        the echoes are its downstream effects (``echoes_of_it``: :meth:`facts` moves them to the suppressed)."""
+        the echoes are its downstream effects."""
         exc = self.blocks.first_exception
         if exc is None or exc.get("rank") is None:
             return None
         echo_ranks = {h.rank for h in candidates}
         if None in echo_ranks or exc["rank"] in echo_ranks:
             return None
-        return {**_exception_root(exc), "echoes_of_it": True}
+        return _exception_root(exc)
 
     def _hit_root(self, best: _Hit, launcher_root: dict[str, Any] | None) -> dict[str, Any]:
         """The root cause record of hit ``best``."""
