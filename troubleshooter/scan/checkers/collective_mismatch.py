@@ -66,6 +66,13 @@ class CollectiveMismatchChecker(Checker):
                           {"variable": label[len("forward of "):]})
                 continue
             where = "rank 0 only" if site.rank0 else "some ranks only"
+            if label == site.method and _lightning_log(m, site):
+                yield Hit(site.line, f"{site.recv}.{site.method}({ast.unparse(site.node.args[0]) if site.node.args else ''}"
+                                     f"...) runs on {where} without rank_zero_only=True: Lightning expects every "
+                                     "process to log the key (syncing it, and its checkpoint / early-stopping "
+                                     "callbacks acting on it), so the others never join and the run hangs; log on "
+                                     "every process or pass rank_zero_only=True", {"variable": f"self.{site.method}"})
+                continue
             inner = f" (it runs {inner_of[id(site)]})" if id(site) in inner_of else (
                 " (by its name a collective helper)" if label.endswith("()") else "")
             yield Hit(site.line, f"{label}{inner} is called on {where}: the other ranks never enter it, so it "
@@ -259,7 +266,7 @@ class CollectiveMismatchChecker(Checker):
         lightning = any(q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
         return any(m.P.matches("framework_collectives", method) or (
             lightning and m.P.matches("lightning_collectives", method)) for method in spellings) \
-            or _synced_object_method(m, site)
+            or _synced_object_method(m, site) or _lightning_log(m, site)
 
     @staticmethod
     def _balanced(site, label, candidates) -> bool:
@@ -557,6 +564,35 @@ class _Reach:
                 break
         self.memo[key] = found
         return found
+
+
+def _lightning_log(m: ModuleIndex, site: CallSite) -> bool:
+    """``self.log(...)`` / ``self.log_dict(...)`` in a method of a Lightning class (``pl_module.log`` in a callback)
+    without ``rank_zero_only=True``, synced (``sync_dist=True``) or in a hook whose metrics callbacks monitor
+    (``lightning_metric_hooks``): every process must log the key (``lightning_log_calls``)."""
+    if not m.P.matches("lightning_log_calls", f"{last(site.recv)}.{site.method}"):
+        return False
+    if const(site.kw("rank_zero_only"), default=False) is True:
+        return False
+    func = site.ctx.func
+    if func is None or func.cls is None or not _lightning_class(m, func.cls, 3):
+        return False
+    return const(site.kw("sync_dist"), default=False) is True or m.P.matches("lightning_metric_hooks", func.name)
+
+
+def _lightning_class(m: ModuleIndex, name: str, depth: int) -> bool:
+    """Class ``name`` of this file derives from a class of Lightning (``pl.LightningModule``, ``Callback``), directly
+    or through classes of this file."""
+    cls = m.classes.get(name)
+    if cls is None or depth == 0:
+        return False
+    for base in cls.bases:
+        qual = m.qual(base)
+        if qual.partition(".")[0] in ("lightning", "pytorch_lightning", "lightning_fabric"):
+            return True
+        if isinstance(base, ast.Name) and base.id != name and _lightning_class(m, base.id, depth - 1):
+            return True
+    return False
 
 
 def _imported_collective_helper(m: ModuleIndex, site: CallSite) -> bool:
