@@ -205,3 +205,78 @@ if __name__ == "__main__":
 
 def test_log_method_of_a_plain_class_is_not_lightning(tmp_path):
     assert ID not in scan_ids(tmp_path, NOT_LIGHTNING)
+
+
+# Reading an attribute whose getter runs a collective (collective_attributes: Lightning's Trainer.log_dir broadcasts
+# rank 0's directory) on rank 0 only: lightning#18148's @rank_zero_only hook, a rank test in a hook or a callback.
+LOG_DIR = '''
+import os
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.utilities import rank_zero_only
+from torch.utils.data import DataLoader
+
+
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 1)
+
+    def training_step(self, batch, batch_idx):
+        return self.layer(batch).sum()
+
+{hook}
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    loader = DataLoader(torch.randn(64, 8), batch_size=8)
+    pl.Trainer(devices=2, strategy="ddp").fit(Model(), loader)
+'''
+
+LOG_DIR_POSITIVE = {
+    "rank-zero-only-hook": '''
+@rank_zero_only
+def on_fit_start(self):
+    os.makedirs(os.path.join(self.trainer.log_dir, "samples"), exist_ok=True)
+''',
+    "is-global-zero-block": '''
+def on_train_start(self):
+    if self.trainer.is_global_zero:
+        print("logs in", self.trainer.log_dir)
+''',
+    "global-rank-early-return": '''
+def on_train_epoch_end(self):
+    if self.global_rank != 0:
+        return
+    if True:
+        torch.save(self.state_dict(), os.path.join(self.trainer.log_dir, "last.pt"))
+''',
+}
+
+LOG_DIR_QUIET = {
+    "read-on-every-rank-first": '''
+def on_fit_start(self):
+    run_dir = self.trainer.log_dir
+    if self.trainer.is_global_zero:
+        os.makedirs(run_dir, exist_ok=True)
+''',
+    "logger-log-dir": '''
+@rank_zero_only
+def on_fit_start(self):
+    os.makedirs(self.trainer.logger.log_dir, exist_ok=True)
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOG_DIR_POSITIVE))
+def test_broadcasting_attribute_read_on_rank_zero(tmp_path, name):
+    assert ID in scan_ids(tmp_path, LOG_DIR.format(hook=hook(LOG_DIR_POSITIVE[name])))
+
+
+@pytest.mark.parametrize("name", sorted(LOG_DIR_QUIET))
+def test_broadcasting_attribute_quiet(tmp_path, name):
+    assert ID not in scan_ids(tmp_path, LOG_DIR.format(hook=hook(LOG_DIR_QUIET[name])))

@@ -55,6 +55,7 @@ class CollectiveMismatchChecker(Checker):
         yield from self._skipped_backwards(m, names)
         yield from self._ragged_collectives(m, names)
         yield from self._clock_conditions(m, names, reach)
+        yield from self._collective_reads(m)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -219,6 +220,38 @@ class CollectiveMismatchChecker(Checker):
                                  "clock: each rank takes it at its own moment, so one rank enters the collective while "
                                  "another goes on to the next one, and both block until the timeout; decide on one "
                                  "rank and broadcast the decision (or test a step count)", {"variable": label})
+
+    @staticmethod
+    def _collective_reads(m: ModuleIndex):
+        """A read of an attribute that runs a collective (``collective_attributes``: Lightning's ``trainer.log_dir``
+        broadcasts rank 0's directory) on some ranks only: in a function that runs on rank 0 only (a
+        ``@rank_zero_only`` hook, every caller on rank 0) or under a rank test in it."""
+        if not m.P.collective_attributes:
+            return
+        for infos in m.functions.values():
+            for info in infos:
+                if info.name == "<class>":
+                    continue
+                tests = None
+                for node in m.nodes_in(info.node):
+                    if not isinstance(node, ast.Attribute) or not isinstance(node.value, (ast.Name, ast.Attribute)):
+                        continue
+                    owner = dotted(node.value)
+                    if not owner or not m.P.matches("collective_attributes", f"{last(owner)}.{node.attr}"):
+                        continue
+                    if tests is None:
+                        tests = _rank_tests(m, info.node)
+                    test = tests.get(id(node))
+                    rank0 = info.rank0 or any(m.guards.is_rank0_decorator(d) for d in info.node.decorator_list) or any(
+                        site.ctx.sides for site in m.sites_in(info.node) if node in m.nodes_in(site.node))
+                    if not rank0 and test is None:
+                        continue
+                    where = f"under `{ast.unparse(test)}`" if test is not None else f"in {info.name}() on rank 0 only"
+                    yield Hit(node.lineno, f"{ast.unparse(node)} is read {where}: reading it runs a collective (it "
+                                           "broadcasts rank 0's value), which the other ranks never join, so it "
+                                           "blocks until the timeout; read it on every rank first",
+                              {"variable": ast.unparse(node)})
+                    break
 
     @staticmethod
     def _rank0_forwards(m: ModuleIndex) -> list[tuple[CallSite, str]]:
@@ -564,6 +597,17 @@ class _Reach:
                 break
         self.memo[key] = found
         return found
+
+
+def _rank_tests(m: ModuleIndex, func: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the innermost rank test (``if trainer.is_global_zero:``) whose arm holds the node, in ``func``."""
+    found: dict[int, ast.AST] = {}
+    for node in m.nodes_in(func):
+        if isinstance(node, ast.If) and m.classify(node.test) is not None:
+            for stmt in [*node.body, *node.orelse]:
+                for inner in m.nodes_in(stmt):
+                    found[id(inner)] = node.test
+    return found
 
 
 def _lightning_log(m: ModuleIndex, site: CallSite) -> bool:
