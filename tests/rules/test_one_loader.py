@@ -51,6 +51,20 @@ def test_scan_pattern_errors_are_rule_errors(tmp_path: Path) -> None:
     assert "site.yaml:2" in text and "catastrophic backtracking" in text
 
 
+def test_scan_number_keys_are_whole_numbers_an_overlay_replaces(tmp_path: Path) -> None:
+    """``large_per_rank_batch`` (rules/scan/patterns.yaml) is one number: an overlay's value replaces the shipped
+    one, and anything but a whole number above 0 is a rule error naming its line."""
+    from troubleshooter.scan.patterns import patterns_for
+
+    assert patterns_for(load_rules()).large_per_rank_batch == 32
+    site = _overlay(tmp_path / "site", {"scan/site.yaml": "large_per_rank_batch: 256\n"})
+    assert patterns_for(load_rules([site])).large_per_rank_batch == 256
+    bad = _overlay(tmp_path / "bad", {"scan/site.yaml": "dataparallel: [x]\nlarge_per_rank_batch: [32]\n"})
+    with pytest.raises(RuleFileError) as exc:
+        load_rules([bad])
+    assert "site.yaml:2" in exc.value.message and "large_per_rank_batch should be a whole number" in exc.value.message
+
+
 def test_expectations_overlay_comes_first_and_reaches_the_probes(tmp_path: Path) -> None:
     from probes.collective import expected_busbw, load_expectations
 

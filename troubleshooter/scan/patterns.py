@@ -25,6 +25,8 @@ MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches befor
 # a call may pass either way (``CallSite.kw`` reads a positional argument by its parameter name).
 SIGNATURES_KEY = "call_signatures"
 _SIGNATURE = re.compile(r"^\s*([\w.]+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)\s*$")
+# Keys holding one whole number (a threshold), not a list; an overlay's value replaces the shipped one.
+NUMBER_KEYS = ("large_per_rank_batch",)
 # Key holding a mapping (framework name -> what it does for you), not a list: see frameworks.yaml.
 FRAMEWORKS_KEY = "frameworks"
 FRAMEWORK_FIELDS = ("entry", "entry_prefixes", "handles", "opt_outs", "vendored_from")
@@ -47,7 +49,7 @@ KEYS = (
     "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
     "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
     "ragged_tensor_calls", SIGNATURES_KEY,
-    *REGEX_KEYS,
+    *REGEX_KEYS, *NUMBER_KEYS,
 )
 
 
@@ -68,6 +70,8 @@ class Patterns:
             values = lists.get(key, [])
             if key in REGEX_KEYS:
                 setattr(self, key, [re.compile(v) for v in values])
+            elif key in NUMBER_KEYS:
+                setattr(self, key, values)
             elif key == SIGNATURES_KEY:
                 self.signatures = dict(_signature(v) for v in values)  # qualified name -> parameters in order
             else:
@@ -85,7 +89,8 @@ class Patterns:
 
 
 def read_pattern_file(issues: Any, path: Path, data: Any, into: dict[str, Any], verify: bool = True) -> None:
-    """Validate one ``scan/*.yaml`` file into ``into`` (key -> names; ``frameworks`` -> name -> field -> names).
+    """Validate one ``scan/*.yaml`` file into ``into`` (key -> names; a number key -> its number; ``frameworks`` ->
+    name -> field -> names).
 
     Called by the knowledge loader (:func:`troubleshooter.core.ruleset.load_rules`); every problem
     goes to ``issues`` with its line. Regular expressions must compile and not backtrack catastrophically.
@@ -100,6 +105,12 @@ def read_pattern_file(issues: Any, path: Path, data: Any, into: dict[str, Any], 
             continue
         if key not in KEYS:
             issues.add(path, line, f"unknown scanner pattern list {key!r}", f"expected one of: {', '.join(KEYS)}")
+            continue
+        if key in NUMBER_KEYS:
+            if type(values) is not int or values < 1:
+                issues.add(path, line, f"{key} should be a whole number above 0")
+            else:
+                into[key] = values
             continue
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             issues.add(path, line, f"{key} should be a list of strings")

@@ -6,15 +6,12 @@ from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import dataloaders, ddp_wraps, wrapped_name
 from troubleshooter.scan.model import const, dotted
 
-# Per-GPU BatchNorm over this many samples or more is the usual, accepted DDP set-up (torchvision's ImageNet
-# references, 32 per GPU, make SyncBatchNorm an option); the statistics suffer when the per-rank batch is small.
-LARGE_PER_RANK_BATCH = 32
-
 
 class BatchnormNotSyncedChecker(Checker):
     """BatchNorm layers (or a torchvision model that has them) + DDP on CUDA + no convert_sync_batchnorm, unless every
-    loader the ranks train from takes a large per-rank batch fixed in the code (a literal of LARGE_PER_RANK_BATCH or
-    more; a command-line option's default is the user's to change, so it does not count)."""
+    loader the ranks train from takes a large per-rank batch fixed in the code (a literal of at least
+    ``large_per_rank_batch`` of rules/scan/patterns.yaml; a command-line option's default is the user's to change,
+    so it does not count)."""
 
     id = "batchnorm-not-synced"
 
@@ -38,7 +35,7 @@ class BatchnormNotSyncedChecker(Checker):
         """Every DataLoader outside rank-0-only code takes a batch_size the code fixes to a large integer: a literal,
         or a name its function binds to that literal only."""
         sizes = [_fixed_int(m, site) for site in dataloaders(m) if not site.rank0]
-        return bool(sizes) and all(size is not None and size >= LARGE_PER_RANK_BATCH for size in sizes)
+        return bool(sizes) and all(size is not None and size >= m.P.large_per_rank_batch for size in sizes)
 
 
 def _fixed_int(m, site) -> int | None:
