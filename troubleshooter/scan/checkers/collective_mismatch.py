@@ -386,34 +386,36 @@ def _learn_data(m: ModuleIndex, stmt: ast.stmt, data: set[str], names: set[str])
 def _data_skip(m: ModuleIndex, stmt: ast.stmt, data: set[str], names: set[str]) -> tuple[int, str] | None:
     """(line, why) of a ``continue`` in ``stmt`` (not in an inner loop) taken on this rank's data: under an ``if`` on
     a name bound from the batch, or in an ``except`` around code reading it."""
-    def visit(node: ast.AST, learned: set[str]):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return None
-        if isinstance(node, ast.If):
-            test = node.test
-            if _reads(test, learned) and not _synced(m, test, names) and m.classify(test) is None \
-                    and not m.mentions_rank(test) and not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
-                                                              for n in ast.walk(test)):
-                hit = next((s for s in node.body if isinstance(s, ast.Continue)), None)
-                if hit is not None:
-                    return hit.lineno, f"`if {ast.unparse(test)}: continue`"
-        if isinstance(node, ast.Try):
-            reads = any(_reads(s, learned) for s in node.body)
-            for handler in node.handlers:
-                kind = ast.unparse(handler.type) if handler.type is not None else "Exception"
-                hit = next((s for s in handler.body if isinstance(s, ast.Continue)), None)
-                if reads and hit is not None and "StopIteration" not in kind:
-                    return hit.lineno, f"`except {kind}: continue` around code reading the batch"
-            for sub in node.body:
-                _learn_data(m, sub, learned, names)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt) or isinstance(child, ast.excepthandler):
-                found = visit(child, learned)
-                if found is not None:
-                    return found
-        return None
+    return _continue_on_data(m, stmt, set(data), names)
 
-    return visit(stmt, set(data))
+
+def _continue_on_data(m: ModuleIndex, node: ast.AST, learned: set[str], names: set[str]) -> tuple[int, str] | None:
+    """:func:`_data_skip` for ``node`` and the statements in it, ``learned`` the names bound from the data so far."""
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    if isinstance(node, ast.If):
+        test = node.test
+        if _reads(test, learned) and not _synced(m, test, names) and m.classify(test) is None \
+                and not m.mentions_rank(test) and not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                                                          for n in ast.walk(test)):
+            hit = next((s for s in node.body if isinstance(s, ast.Continue)), None)
+            if hit is not None:
+                return hit.lineno, f"`if {ast.unparse(test)}: continue`"
+    if isinstance(node, ast.Try):
+        reads = any(_reads(s, learned) for s in node.body)
+        for handler in node.handlers:
+            kind = ast.unparse(handler.type) if handler.type is not None else "Exception"
+            hit = next((s for s in handler.body if isinstance(s, ast.Continue)), None)
+            if reads and hit is not None and "StopIteration" not in kind:
+                return hit.lineno, f"`except {kind}: continue` around code reading the batch"
+        for sub in node.body:
+            _learn_data(m, sub, learned, names)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt) or isinstance(child, ast.excepthandler):
+            found = _continue_on_data(m, child, learned, names)
+            if found is not None:
+                return found
+    return None
 
 
 def _handed_functions(m: ModuleIndex, site: CallSite) -> list:
