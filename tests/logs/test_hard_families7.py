@@ -1,0 +1,52 @@
+"""Hard log families (logs-hard7): failures whose only evidence is a platform error, an exit code, or a
+line that names its cause elsewhere.
+
+- CUDA error 802 (cudaErrorSystemNotReady, "system not yet initialized") is one family whoever asked
+  CUDA first: torch 1.x's THC error, torch 2.x's start-up warning (after which torch sees no GPU),
+  the CUDA samples, other runtimes. On NVSwitch machines it means the fabric manager is not running;
+  the generic "CUDA is unusable" reading (an invalid device) hides that. Other CUDA initialisation
+  errors (no device, a driver too old for the build) keep their own diagnoses.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import root_and_shown
+
+SYSTEM_NOT_READY = [
+    "RuntimeError: cuda runtime error (802) : system not yet initialized at /pytorch/aten/src/THC/THCGeneral.cpp:47",
+    "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+    "functions before calling NumCudaDevices() that might have already set an error? Error 802: system not "
+    "yet initialized (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:112.)\n"
+    "  return torch._C._cuda_getDeviceCount() > 0\ngpu count: 0",
+    "[rank3]: RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+    "calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
+    "cudaGetDeviceProperties returned 802\n-> system not yet initialized\n"
+    'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"',
+    "RuntimeError: jaxlib/cuda/versions_helpers.cc:113: operation cuInit(0) failed: CUDA_ERROR_SYSTEM_NOT_READY",
+]
+
+
+@pytest.mark.parametrize("text", SYSTEM_NOT_READY)
+def test_cuda_error_802_in_any_wording_is_the_fabric_manager(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "fabric-manager-not-running"
+
+
+OTHER_CUDA_INIT_FAILURES = [
+    # no GPU at all, or a driver that cannot run this build: not the fabric manager
+    "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+    "functions before calling NumCudaDevices() that might have already set an error? Error 100: no "
+    "CUDA-capable device is detected (Triggered internally at /opt/pytorch/c10/cuda/CUDAFunctions.cpp:108.)",
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted "
+    "on non supported HW",
+    "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.",
+]
+
+
+@pytest.mark.parametrize("text", OTHER_CUDA_INIT_FAILURES)
+def test_other_initialisation_failures_are_not_the_fabric_manager(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "fabric-manager-not-running" not in shown
