@@ -95,3 +95,60 @@ NOT_LAUNCHER_VARIABLE = [
 def test_other_could_not_find_lines_are_not_a_missing_launcher(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert "launcher-env-missing" not in shown
+
+
+NOTEBOOK_SPAWN = [
+    # what every spawned child prints when the function came from a notebook cell (Python <= 3.11, 3.12+)
+    "AttributeError: Can't get attribute 'train' on <module '__main__' (built-in)>",
+    "AttributeError: Can't get attribute 'worker' on <module '__main__' "
+    "(<class '_frozen_importlib.BuiltinImporter'>)>",
+    # the children's line followed by torch's teardown and the notebook's closing exception
+    "AttributeError: Can't get attribute 'train' on <module '__main__' "
+    "(<class '_frozen_importlib.BuiltinImporter'>)>\n"
+    "W0407 09:59:08.879000 225 torch/multiprocessing/spawn.py:165] Terminating process 281 via signal SIGTERM\n\n"
+    "ProcessExitedException: process 0 terminated with exit code 1",
+    # a notebook paste cut to the cell frame and mp.spawn's closing exception (classic IPython, IPython 8)
+    "---------------------------------------------------------------------------\n"
+    "ProcessExitedException                    Traceback (most recent call last)\n"
+    "<ipython-input-5-2b2ec8c4a1f0> in <module>\n"
+    "----> 1 mp.spawn(train, nprocs=2, args=(2,), join=True)\n\n"
+    "ProcessExitedException: process 0 terminated with exit code 1",
+    "Cell In[7], line 3\n      1 world_size = torch.cuda.device_count()\n"
+    "----> 3 mp.spawn(main, args=(world_size,), nprocs=world_size)\n\n"
+    "ProcessExitedException: process 1 terminated with exit code 1",
+]
+
+
+@pytest.mark.parametrize("text", NOTEBOOK_SPAWN)
+def test_a_notebook_function_lost_by_spawned_children_is_ddp_in_notebook(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "ddp-in-notebook"
+
+
+NOT_NOTEBOOK_SPAWN = [
+    # the same closing exception from a script: no notebook frame, so no notebook verdict
+    'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n'
+    "    mp.spawn(main, args=(world_size,), nprocs=world_size)\n"
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1",
+    # a module that really lacks the attribute (a script's __main__, a pickle of another module)
+    "AttributeError: Can't get attribute 'Net' on <module '__main__' from '/home/user/train.py'>",
+    "AttributeError: Can't get attribute 'Tokenizer' on <module 'mylib.text' from '/opt/mylib/text.py'>",
+]
+
+
+@pytest.mark.parametrize("text", NOT_NOTEBOOK_SPAWN)
+def test_a_script_or_module_attribute_is_not_ddp_in_notebook(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "ddp-in-notebook" not in shown
+
+
+def test_a_notebook_child_that_states_its_reason_keeps_that_reason(rules):
+    text = (
+        "<ipython-input-5-2b2ec8c4a1f0> in <module>\n----> 1 mp.spawn(train, nprocs=2)\n"
+        "-- Process 1 terminated with the following error:\nTraceback (most recent call last):\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 1; 23.69 GiB total "
+        "capacity; 22.73 GiB already allocated; 9.69 MiB free; 22.84 GiB reserved in total by PyTorch)\n"
+        "ProcessExitedException: process 1 terminated with exit code 1"
+    )
+    root, _shown = root_and_shown(rules, text)
+    assert root == "out-of-memory"
