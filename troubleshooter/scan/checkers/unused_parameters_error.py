@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import wrapped_name
+from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, wrapped_name
 from troubleshooter.scan.checkers._modules import (
     ALWAYS, INPUT, RANDOM, ModelClass, analyse, flag_off, prepared_classes, wrapped_classes)
-from troubleshooter.scan.model import ModuleIndex, const, dotted
+from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted
 
 
 class UnusedParametersErrorChecker(Checker):
@@ -18,7 +18,8 @@ class UnusedParametersErrorChecker(Checker):
 
     def check(self, m):
         if "requires_grad" in m.text:
-            return  # frozen layers are legitimately unused; we cannot tell which
+            yield from _frozen_after_wrap(m)
+            return  # layers frozen before the wrap are legitimately unused; we cannot tell which
         for wrap, cls in [*wrapped_classes(m), *prepared_classes(m)]:
             flag = wrap.kw("find_unused_parameters")
             if flag is not None and const(flag, default=True) is not False:
@@ -215,3 +216,163 @@ def _self_attrs(expr: ast.AST, assigned: dict[str, list[ast.AST]], depth: int = 
             for value in assigned[node.id]:
                 found |= _self_attrs(value, assigned, depth - 1)
     return found
+
+
+def _frozen_after_wrap(m: ModuleIndex):
+    """Parameters of the wrapped model frozen (``p.requires_grad = False`` over ``.parameters()``,
+    ``.requires_grad_(False)``) after the DDP wrap, without find_unused_parameters=True, while training goes on: DDP
+    registered them for reduction when it was built and waits for gradients that never come (ClassyVision#398: the
+    trunk frozen for fine-tuning after the wrap). Quiet when the same part was already frozen before the wrap, is
+    switched back on somewhere (a GAN's per-step toggle), or the model is wrapped again after the freeze."""
+    for wrap in ddp_wraps(m):
+        if any(const(wrap.kw(option), default=True) is not False for option in ("find_unused_parameters", "static_graph")
+               if wrap.kw(option) is not None) or any(k.arg is None for k in wrap.node.keywords):
+            continue  # DDP looks for the unused parameters (static_graph: records them in the first iteration)
+        roots = _model_roots(m, wrap)
+        if not roots:
+            continue
+        wrapped = wrapped_name(wrap)
+        switches = list(_grad_switches(m, roots | ({wrapped} if wrapped else set())))
+        for func, line, root, part, value in switches:
+            if value is not False or not part or root == wrapped and wrapped == wrap.assigned_to:
+                continue  # the whole model frozen: a feature extractor now (run under no_grad); ``model.x`` with
+                # ``model = DDP(model)``: the bare model before the wrap (the wrapper has no such attribute)
+            if not (_runs_after(m, wrap, func, line) and _trains_after(m, func, line)):
+                continue
+            if any(_related(part, other) and (other_value is not False or not _runs_after(m, wrap, other_func, other_line))
+                   for other_func, other_line, _, other, other_value in switches if other_line != line):
+                continue
+            if any(_wraps_after(again, func, line) for again in ddp_wraps(m) if again is not wrap):
+                continue
+            model = wrapped or "model"
+            target = f"{root}.{part}" if not part.startswith("<") else f"part of {root}"
+            yield Hit(line, f"{target}'s parameters are frozen (requires_grad=False) after DDP wrapped {model} "
+                            f"(line {wrap.line}): DDP registered them for gradient reduction when it was built and "
+                            "waits for their gradients, so the backward fails with 'Expected to have finished "
+                            "reduction in the prior iteration'; freeze before wrapping (or wrap again)",
+                      {"model": model, "variable": target})
+            return
+
+
+def _related(part: str, other: str) -> bool:
+    """One module path holds the other ("" is the whole model)."""
+    return part == other or not part or not other or part.startswith(other + ".") or other.startswith(part + ".")
+
+
+def _model_roots(m: ModuleIndex, wrap: CallSite) -> set[str]:
+    """Dotted names that reach the wrapped model's own modules after the wrap: the wrapped name when the wrapper is
+    bound to another name, ``<wrapper>.module``, and names bound to ``<wrapper>.module`` (``model_without_ddp``)."""
+    wrapped, wrapper = wrapped_name(wrap), wrap.assigned_to
+    roots = set()
+    if wrapped and wrapped != wrapper:
+        roots.add(wrapped)
+    if wrapper:
+        roots.add(f"{wrapper}.module")
+        for node in ast.walk(m.tree):
+            if isinstance(node, ast.Assign) and dotted(node.value) == f"{wrapper}.module":
+                roots |= {dotted(t) for t in node.targets if dotted(t)}
+    return roots
+
+
+def _grad_switches(m: ModuleIndex, roots: set[str]):
+    """(function, line, root, module path under the root, value) for each ``requires_grad`` switch of a module under
+    one of ``roots``: ``x.requires_grad_(v)``, or ``p.requires_grad = v`` in a loop over ``x.(named_)parameters()``;
+    ``value`` is the literal (None when not a literal)."""
+    def split(expr: ast.AST) -> tuple[str, str] | None:
+        text = dotted(expr)
+        if not text:
+            return None
+        for root in sorted(roots, key=len, reverse=True):
+            if text == root or text.startswith(root + "."):
+                return root, text[len(root) + 1:]
+        return None
+
+    for infos in m.functions.values():
+        for info in infos:
+            if info.name == "<class>":
+                continue
+            for node in m.nodes_in(info.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "requires_grad_":
+                    where = split(node.func.value)
+                    if where:
+                        yield info, node.lineno, *where, const(node.args[0], default=None) if node.args else True
+                elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+                        and isinstance(node.iter.func, ast.Attribute) \
+                        and node.iter.func.attr in ("parameters", "named_parameters"):
+                    where = split(node.iter.func.value)
+                    loop_vars = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                    for inner in m.nodes_in(node) if where else ():
+                        if isinstance(inner, ast.Assign) and any(
+                                isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                and dotted(t.value) in loop_vars for t in inner.targets):
+                            root, part = where
+                            if not part and any(isinstance(n, ast.If) and inner in m.nodes_in(n)
+                                                for n in m.nodes_in(node)):
+                                part = "<some parameters>"  # ``if name.startswith("backbone"):`` picks a part
+                            yield info, inner.lineno, root, part, const(inner.value, default=None)
+                            break
+
+
+def _runs_after(m: ModuleIndex, wrap: CallSite, func, line: int) -> bool:
+    """The freeze at ``line`` in ``func`` runs after ``wrap``: later in the same function, or (through one caller)
+    the caller calls the wrapping function before the freezing one (or before its own freeze)."""
+    wrapping = wrap.ctx.func
+    if func is wrapping:
+        return line > wrap.line
+    if wrapping is None:
+        return False
+    for site in m.calls:
+        if local_callee(m, site) is not wrapping or site.ctx.func is None:
+            continue
+        caller = site.ctx.func
+        if caller is func and line > site.line:
+            return True
+        if any(later.ctx.func is caller and later.line > site.line and local_callee(m, later) is func
+               for later in m.calls):
+            return True
+    return False
+
+
+def _wraps_after(wrap: CallSite, func, line: int) -> bool:
+    """``wrap`` wraps the model again after the freeze at ``line`` of ``func`` (the fix: DDP built after freezing)."""
+    return wrap.ctx.func is func and wrap.line > line
+
+
+def _trains_after(m: ModuleIndex, func, line: int) -> bool:
+    """A backward or an optimizer step runs after ``line`` of ``func``: later in it (directly or through a local
+    function), or in a function its caller calls after calling ``func``. A freeze once training is over (before an
+    export or a final evaluation) fails nothing."""
+    memo: dict[int, bool] = {}
+
+    def trains(info, depth: int) -> bool:
+        if id(info) not in memo:
+            memo[id(info)] = False
+            memo[id(info)] = any(_steps(m, s) or (depth and (c := local_callee(m, s)) is not None and c is not info
+                                                   and trains(c, depth - 1))
+                                 for s in m.sites_in(info.node) if s.ctx.func is info)
+        return memo[id(info)]
+
+    def later(info, after: int) -> bool:  # info None: the module's top level (``if __name__ == "__main__":``)
+        return any(s.ctx.func is info and s.line > after and (
+            _steps(m, s) or ((c := local_callee(m, s)) is not None and c is not info and trains(c, 3)))
+            for s in (m.sites_in(info.node) if info is not None else m.calls))
+
+    todo, seen = [(func, line)], set()
+    for _ in range(3):  # the freezing function, its callers, theirs
+        found = []
+        for info, after in todo:
+            if later(info, after):
+                return True
+            if info is None or id(info) in seen:
+                continue
+            seen.add(id(info))
+            found += [(site.ctx.func, site.line) for site in m.calls if local_callee(m, site) is info]
+        todo = found
+    return False
+
+
+def _steps(m: ModuleIndex, site: CallSite) -> bool:
+    """A backward pass or an optimizer step (``training_step_calls``)."""
+    return m.P.matches("training_step_calls", f"{site.recv.rpartition('.')[2]}.{site.method}" if site.recv
+                       else site.method)
