@@ -6,6 +6,9 @@ line that names its cause elsewhere.
   the CUDA samples, other runtimes. On NVSwitch machines it means the fabric manager is not running;
   the generic "CUDA is unusable" reading (an invalid device) hides that. Other CUDA initialisation
   errors (no device, a driver too old for the build) keep their own diagnoses.
+- Ray's memory monitor words a host-memory kill two ways: the OutOfMemoryError a task raises, and the
+  raylet's periodic summary "N Workers (tasks / actors) killed due to memory pressure (OOM)". The
+  summary counts OOM kills only when N > 0; a worker that died for another reason stays a crash.
 """
 
 from __future__ import annotations
@@ -50,3 +53,32 @@ OTHER_CUDA_INIT_FAILURES = [
 def test_other_initialisation_failures_are_not_the_fabric_manager(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert "fabric-manager-not-running" not in shown
+
+
+RAY_MEMORY_KILLS = [
+    "(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / actors) "
+    "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: e5d9, IP: "
+    "10.0.62.231) over the last time period.",
+    "(TorchTrainer pid=89392) Worker 0 has failed.\n(raylet) node_manager.cc:3040: 1 Workers (tasks / actors) "
+    "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 2c82, IP: "
+    "172.31.183.172) over the last time period.",
+    # the summary after Ray's own crash report: the memory kill is the reason the worker died
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
+    "troubleshoot the problem, check the logs for the dead worker.\n(raylet) node_manager.cc:3040: 2 Workers "
+    "(tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node.",
+]
+
+
+@pytest.mark.parametrize("text", RAY_MEMORY_KILLS)
+def test_rays_memory_monitor_summary_is_host_out_of_memory(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "out-of-memory"
+
+
+def test_a_ray_summary_without_memory_kills_is_not_out_of_memory(rules):
+    text = (
+        "(raylet) node_manager.cc:3040: 0 Workers (tasks / actors) killed due to memory pressure (OOM), "
+        "1 Workers crashed due to other reasons at node (ID: 2c82, IP: 172.31.183.172) over the last time period."
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert "out-of-memory" not in shown
