@@ -152,3 +152,68 @@ def test_a_notebook_child_that_states_its_reason_keeps_that_reason(rules):
     )
     root, _shown = root_and_shown(rules, text)
     assert root == "out-of-memory"
+
+
+NUMPY_ABI = [
+    # NumPy 2 under extensions built for NumPy 1.x, after the Windows c10d warning a forum paste keeps
+    "[W socket.cpp:697] [c10d] The client socket has failed to connect to [host.example.com]:29500 "
+    "(system error: 10049 - The requested address is not valid in its context.).\n\n"
+    "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x "
+    "and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0.\n"
+    "Some module may need to rebuild instead e.g. with 'pybind11>=2.12'.",
+    "AttributeError: _ARRAY_API not found",
+    "ImportError: numpy.core.multiarray failed to import",
+    "ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, "
+    "got 88 from PyObject",
+    "RuntimeError: Numpy is not available",
+]
+
+
+@pytest.mark.parametrize("text", NUMPY_ABI)
+def test_an_extension_built_for_another_numpy_is_a_library_version_mismatch(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "library-version-incompatible"
+
+
+HEALTHY_NUMPY_AND_WINDOWS = [
+    # torch's warning alone: the run goes on
+    "/usr/lib/python3/site-packages/torch/_subclasses/functional_tensor.py:258: UserWarning: Failed to initialize "
+    "NumPy: _ARRAY_API not found (Triggered internally at ../torch/csrc/utils/tensor_numpy.cpp:84.)\n"
+    "  cpu = _conversion_method_template(device=torch.device(\"cpu\"))\n"
+    "epoch 1 step 100 loss 0.52\nepoch 1 step 200 loss 0.47\nTraining finished.",
+    # a Windows run: the c10d IPv6/hostname retries and the redirect notice, then training
+    "W0328 16:00:46.763000 12608 torch\\distributed\\elastic\\multiprocessing\\redirects.py:27] NOTE: Redirects "
+    "are currently not supported in Windows or MacOs.\n"
+    "[W328 16:00:46.000000000 socket.cpp:697] [c10d] The client socket has failed to connect to "
+    "[kubernetes.docker.internal]:29500 (system error: 10049 - The requested address is not valid in its context.).\n"
+    "Epoch 1/10: loss 0.512\nEpoch 2/10: loss 0.401\nTraining finished.",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY_NUMPY_AND_WINDOWS)
+def test_harmless_numpy_and_windows_warnings_stay_quiet(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
+
+
+ZERO3_PLACEHOLDER = [
+    "ValueError: Trying to set a tensor of shape torch.Size([43176, 8192]) in \"weight\" (which has shape "
+    "torch.Size([0])), this look incorrect.",
+    "ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in \"weight\" (which has shape "
+    "torch.Size([0])), this looks incorrect.",
+    "\tsize mismatch for model.embed_tokens.weight: copying a param with shape torch.Size([0]) from checkpoint, "
+    "the shape in current model is torch.Size([32002, 4096]).",
+]
+
+
+@pytest.mark.parametrize("text", ZERO3_PLACEHOLDER)
+def test_a_whole_tensor_meeting_a_zero3_placeholder_is_the_sharded_checkpoint_family(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "sharded-checkpoint-not-gathered"
+
+
+def test_a_real_shape_mismatch_is_not_the_zero3_placeholder(rules):
+    text = ("ValueError: Trying to set a tensor of shape torch.Size([32000, 4096]) in \"weight\" (which has shape "
+            "torch.Size([32001, 4096])), this looks incorrect.")
+    _root, shown = root_and_shown(rules, text)
+    assert "sharded-checkpoint-not-gathered" not in shown
