@@ -234,10 +234,13 @@ class CollectiveMismatchChecker(Checker):
                     continue
                 tests = None
                 for node in m.nodes_in(info.node):
-                    if not isinstance(node, ast.Attribute) or not isinstance(node.value, (ast.Name, ast.Attribute)):
+                    if node.__class__ is not ast.Attribute:
                         continue
-                    owner = dotted(node.value)
-                    if not owner or not m.P.matches("collective_attributes", f"{last(owner)}.{node.attr}"):
+                    owner = node.value  # its last name read without joining the chain (most reads do not match)
+                    tail = owner.id if owner.__class__ is ast.Name else owner.attr if owner.__class__ is ast.Attribute \
+                        else None
+                    if tail is None or not m.P.matches("collective_attributes", f"{tail}.{node.attr}") \
+                            or not dotted(owner):
                         continue
                     if tests is None:
                         tests = _rank_tests(m, info.node)
@@ -478,7 +481,7 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
                     and _on_clock(m, node.value, found):
                 if synced is None:
-                    synced = {dotted(n) for s in m.calls if s.ctx.func is func and s.node.args and syncs(s)
+                    synced = {dotted(n) for s in reach.sites.get(id(func), ()) if s.node.args and syncs(s)
                               for a in s.node.args for n in ast.walk(a) if dotted(n)}
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 found |= {dotted(t) for t in targets if dotted(t)} - synced
@@ -644,12 +647,12 @@ def _lightning_class(m: ModuleIndex, name: str, depth: int) -> bool:
 def _imported_collective_helper(m: ModuleIndex, site: CallSite) -> bool:
     """A function imported from the project's helper modules whose name says it runs a collective
     (``utils.reduce_dict(...)``, ``comm.synchronize()``); not one of torch / numpy (``torch.cuda.synchronize``)."""
-    if "." not in site.name or local_callee(m, site) is not None or site.name in collective_names(m):
+    if "." not in site.name or not m.P.matches("collective_helper_names", site.method):
+        return False  # the name first (remembered per name): most calls are not named for a collective
+    if local_callee(m, site) is not None or site.name in collective_names(m):
         return False
     root = site.name.partition(".")[0]
-    if root in m.P.collective_helper_skip_packages or root not in {q.partition(".")[0] for q in m.aliases.values()}:
-        return False
-    return m.P.matches("collective_helper_names", site.method)
+    return root not in m.P.collective_helper_skip_packages and root in {q.partition(".")[0] for q in m.aliases.values()}
 
 
 def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str], func) -> bool:
