@@ -9,6 +9,12 @@ line that names its cause elsewhere.
 - Ray's memory monitor words a host-memory kill two ways: the OutOfMemoryError a task raises, and the
   raylet's periodic summary "N Workers (tasks / actors) killed due to memory pressure (OOM)". The
   summary counts OOM kills only when N > 0; a worker that died for another reason stays a crash.
+- A rank killed by a signal is worded by every launcher and wrapper, and decoding the signal is the
+  diagnosis when nothing else is printed: MPICH/Intel MPI's hydra ("KILLED BY SIGNAL: 9 (Killed)", or the
+  signal number as "EXIT CODE: 9" in its banner), kubectl describe's padded "Exit Code:    137" (128 + N),
+  Python's multiprocessing repr ("exitcode=-SIGKILL"), and any wrapper that reports a subprocess's
+  negative return code ("failed with exit code -9": Ray's job status). An error printed before the kill
+  (a CUDA fault whose rank the launcher then killed) stays the cause; exit codes 0/1 never decode.
 """
 
 from __future__ import annotations
@@ -82,3 +88,62 @@ def test_a_ray_summary_without_memory_kills_is_not_out_of_memory(rules):
     )
     _root, shown = root_and_shown(rules, text)
     assert "out-of-memory" not in shown
+
+
+SIGNAL_EXITS = [
+    # (log, decoded diagnosis): hydra (MPICH >= 3.3 / Intel MPI), older hydra, kubectl, multiprocessing, wrappers
+    ("===================================================================================\n"
+     "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   RANK 3 PID 20066 RUNNING AT node01\n"
+     "=   KILLED BY SIGNAL: 9 (Killed)\n"
+     "===================================================================================", "out-of-memory"),
+    ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 92248 RUNNING AT host\n=   EXIT CODE: 9\n"
+     "=   CLEANING UP REMAINING PROCESSES\n=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES", "out-of-memory"),
+    ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   RANK 1 PID 7 RUNNING AT host\n"
+     "=   KILLED BY SIGNAL: 11 (Segmentation fault)", "native-crash"),
+    ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 7 RUNNING AT host\n=   EXIT CODE: 11", "native-crash"),
+    ("=   KILLED BY SIGNAL: 7 (Bus error)", "shm-too-small"),
+    ("=   KILLED BY SIGNAL: 6 (Aborted)", "native-crash"),
+    ("    State:          Terminated\n      Reason:       Error\n      Exit Code:    137", "out-of-memory"),
+    ("    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    139", "native-crash"),
+    ("      Exit Code:    135", "shm-too-small"),
+    ("AssertionError: <Process name='Process-2' pid=4411 parent=4400 stopped exitcode=-SIGKILL>", "out-of-memory"),
+    ("<SpawnProcess name='SpawnProcess-1' pid=77 parent=70 stopped exitcode=-SIGSEGV>", "native-crash"),
+    ("Job 'raysubmit_7wNNGHdVi92R8wt2' failed\nStatus message: Job entrypoint command failed with exit code -9, "
+     "last available logs (truncated to 20,000 chars):", "out-of-memory"),
+    ("CompletedProcess(args=['torchrun', 'train.py'], returncode=-11)", "native-crash"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), SIGNAL_EXITS)
+def test_a_signal_exit_decodes_in_every_launchers_wording(rules, text, want):
+    root, _shown = root_and_shown(rules, text)
+    assert root == want
+
+
+def test_an_error_printed_before_the_kill_stays_the_cause(rules):
+    text = (
+        "    Error text: an illegal memory access was encountered\n\n"
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   RANK 0 PID 5490 RUNNING AT gn59\n"
+        "=   KILLED BY SIGNAL: 9 (Killed)\n"
+        "==================================================================================="
+    )
+    root, shown = root_and_shown(rules, text)
+    assert root == "cuda-kernel-fault" and shown[0] == "cuda-kernel-fault"
+
+
+NOT_A_SIGNAL = [
+    # exit 0 and plain non-zero exits never decode as a signal (a plain failure stays unrecognized)
+    "    State:          Terminated\n      Reason:       Completed\n      Exit Code:    0",
+    "Status message: Job entrypoint command failed with exit code 1, last available logs:",
+    "<Process name='Process-1' pid=12 parent=1 stopped exitcode=1>",
+    "CompletedProcess(args=['python', 'eval.py'], returncode=0)",
+    "Epoch 9: exit code -90 reported by the metric hook",
+    "ERROR CODE: 9 (retrying the download)",
+]
+
+
+@pytest.mark.parametrize("text", NOT_A_SIGNAL)
+def test_plain_exit_codes_are_not_signals(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert not {"out-of-memory", "native-crash", "shm-too-small"} & set(shown)
