@@ -44,6 +44,18 @@ def chain_moves(m: ModuleIndex, node: ast.AST | None) -> bool:
     return False
 
 
+def split_by_rank(m: ModuleIndex, node: ast.AST | None) -> bool:
+    """The value depends on the rank for its content, not only for its device: ``parts[rank]`` and
+    ``parts[rank].to(rank)`` do, ``data.to(rank)`` / ``data.cuda(local_rank)`` (the same data on every rank's GPU)
+    does not."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        site = m.site_of(node)
+        if site is None or not is_device_move(m, site):
+            break
+        node = node.func.value
+    return node is not None and m.mentions_rank(node)
+
+
 def moves_of(m: ModuleIndex, name: str, func: FuncInfo | None) -> list[CallSite]:
     """Device moves ``name.to(...)`` / ``name.cuda()`` in ``func`` (also ``name = name.to(...)``)."""
     return [s for s in m.calls if s.recv == name and s.ctx.func is func and is_device_move(m, s)]

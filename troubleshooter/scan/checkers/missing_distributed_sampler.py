@@ -9,7 +9,7 @@ from pathlib import Path
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, truthy_literal,
+    contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, split_by_rank, truthy_literal,
 )
 from troubleshooter.scan.model import const, dotted, last
 from troubleshooter.scan.source import parse_python
@@ -47,6 +47,8 @@ class MissingDistributedSamplerChecker(Checker):
             given = site.arg(0, "dataset")
             if isinstance(given, ast.Call) and m.mentions_rank(given):
                 continue  # DataLoader(Subset(data, parts[rank])): sharded by hand (uneven-last-batch's concern)
+            if _rank_sliced_seeds(m, site):
+                continue  # NeighborLoader(data, input_nodes=idx.split(n)[rank]): the seeds are sharded by hand
             if isinstance(given, ast.Call) and _iterable_class(m, given):
                 continue  # DataLoader(IterableDataset(...)) built inline: an iterable dataset shards itself
             if not local and not self._trains(m, site):
@@ -181,7 +183,7 @@ class MissingDistributedSamplerChecker(Checker):
         binding = m.binding(dataset, site.line, site.ctx.func)
         if binding is None:
             return False
-        if m.mentions_rank(binding.value):
+        if split_by_rank(m, binding.value):
             return True
         made = m.value_call(binding.value, binding.line + 1, binding.func)
         if made is None:
@@ -400,3 +402,18 @@ def _always_none(m, sampler, site) -> bool:
     else:
         bindings = [b for b in m.bindings.get(name, ()) if b.func is func]
     return bool(bindings) and all(isinstance(b.value, ast.Constant) and b.value.value is None for b in bindings)
+
+
+def _rank_sliced_seeds(m, site) -> bool:
+    """A seed argument of the loader (``loader_seed_arguments``: NeighborLoader's ``input_nodes``) computed from the
+    rank, in the call or in the value the same function last bound to the name passed."""
+    for keyword in site.node.keywords:
+        if keyword.arg not in m.P.loader_seed_arguments:
+            continue
+        value = keyword.value
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            binding = m.binding(dotted(value), site.line, site.ctx.func)
+            value = binding.value if binding is not None else value
+        if m.mentions_rank(value):
+            return True
+    return False

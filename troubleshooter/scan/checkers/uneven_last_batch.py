@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dataset_name, loader_label, local_callee, wrapper_names
+from troubleshooter.scan.checkers._common import (
+    dataloaders, dataset_name, loader_label, local_callee, split_by_rank, wrapper_names,
+)
 from troubleshooter.scan.model import Binding, const, dotted, source
 
 
@@ -29,7 +31,7 @@ class UnevenLastBatchChecker(Checker):
             if site.rank0 or binding is None:
                 continue
             made = m.value_call(binding.value, binding.line + 1, binding.func)
-            by_rank = (m.mentions_rank(binding.value) and not self._rank_only_tested(m, made)) or (
+            by_rank = (split_by_rank(m, binding.value) and not self._rank_only_tested(m, made)) or (
                 made is not None and made.method in ("shard", "split_dataset_by_node"))
             if not by_rank or (site.assigned_to and self._endless(m, site.assigned_to)):
                 continue
