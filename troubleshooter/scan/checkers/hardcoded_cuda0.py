@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, local_rank_name, option_default
-from troubleshooter.scan.model import RANK0, const, dotted, source
+from troubleshooter.scan.model import RANK0, const, dotted, last, source
 
 
 class HardcodedCuda0Checker(Checker):
@@ -45,16 +46,21 @@ class HardcodedCuda0Checker(Checker):
     def _loads_without_placement(self, m):
         """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``) on every rank's
         path of a DDP run (``device_restoring_loaders``), reading back a checkpoint this script writes from the
-        training's own (GPU) state: a ``checkpoint_writers`` call whose payload holds a ``state_dict()`` and whose
-        path ends in the same name (``self.snapshot_path`` / ``snapshot_path``, ``path`` in a save/load pair).
-        Files of other origin (downloaded weights, cached features) are usually CPU tensors and stay quiet."""
-        written = {_path_name(s.arg(1, "f")) for s in m.calls
-                   if s.name in m.P.checkpoint_writers and _holds_state_dict(m, s)} - {None}
+        training's own (GPU) state: a ``checkpoint_writers`` call whose payload holds a model's or optimizer's
+        ``state_dict()``, and a load whose path names the same file (``_path_keys``: ``self.snapshot_path`` /
+        ``snapshot_path``, ``str(path)``, ``os.path.join(dir, NAME)``, ``dir / f"{n}_state.pt"``) or is a resume
+        option (``resume_path_names``: ``args.resume``, ``opt.ckpt``). Files of other origin (downloaded weights,
+        cached features) are usually CPU tensors and stay quiet."""
+        writers = [s for s in m.calls if s.name in m.P.checkpoint_writers and _holds_state_dict(m, s)]
+        if not writers:
+            return
+        written = set().union(*(_path_keys(s.arg(1, "f")) for s in writers))
         for s in m.calls:
             if s.name in m.P.device_restoring_loaders and s.kw("map_location") is None and len(s.node.args) < 2 \
-                    and not any(k.arg is None for k in s.node.keywords) and not self._skip(s.ctx) \
-                    and _path_name(s.arg(0, "f")) in written:
-                yield s
+                    and not any(k.arg is None for k in s.node.keywords) and not self._skip(s.ctx):
+                keys = _path_keys(s.arg(0, "f"))
+                if keys & written or any(m.P.matches("resume_path_names", k) for k in keys):
+                    yield s
 
     @staticmethod
     def _skip(ctx) -> bool:
@@ -254,23 +260,49 @@ def _option_gpu_indices(m):
 
 
 def _holds_state_dict(m, site) -> bool:
-    """The saved payload calls ``.state_dict()``, in the call or in the value bound to the payload's name in the
-    same function (``snapshot = {"MODEL_STATE": model.module.state_dict()}; torch.save(snapshot, path)``)."""
+    """The saved payload calls ``.state_dict()`` of an owner of device tensors (a model, an optimizer; not
+    ``host_state_owners`` such as an LR scheduler or a grad scaler, whose state is plain numbers), in the call or in
+    the value bound to the payload's name in the same function
+    (``snapshot = {"MODEL_STATE": model.module.state_dict()}; torch.save(snapshot, path)``)."""
     payload = site.arg(0, "obj")
     values = [payload] if payload is not None else []
     if isinstance(payload, ast.Name):
         values += [b.value for b in m.bindings.get(payload.id, ()) if b.ctx.func is site.ctx.func]
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "state_dict"
+               and not m.P.matches("host_state_owners", last(dotted(n.func.value) or ""))
                for value in values for n in ast.walk(value))
 
 
-def _path_name(node) -> str | None:
-    """The last name of a path expression (``self.snapshot_path`` -> ``snapshot_path``, ``path`` -> ``path``)."""
+_PATH_WRAPPERS = frozenset({"str", "Path", "PurePath", "fspath", "expanduser", "abspath", "realpath", "normpath"})
+_NAMED_FILE = re.compile(r"[A-Za-z0-9]{2,}")
+
+
+def _path_keys(node) -> set[str]:
+    """What names the file a path expression points at, however it is spelt: the last name (``self.snapshot_path``
+    -> snapshot_path), through ``str()`` / ``Path()`` / ``os.fspath()`` wrappers, the last part of
+    ``os.path.join(...)`` and of ``directory / name``, and a literal file name or f-string tail that names a file
+    (``f"{name}_state_dict.pt"`` -> _state_dict.pt; a bare extension like ``.pt`` names nothing)."""
     if isinstance(node, ast.Name):
-        return node.id
+        return {node.id}
     if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
+        return {node.attr}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _path_keys(node.right)
+    if isinstance(node, ast.Call) and node.args:
+        callee = last(dotted(node.func) or "")
+        if callee in _PATH_WRAPPERS:
+            return _path_keys(node.args[0])
+        if callee == "join":
+            return _path_keys(node.args[-1])
+        return set()
+    if isinstance(node, ast.JoinedStr) and node.values:
+        tail = node.values[-1]
+        return _path_keys(tail.value if isinstance(tail, ast.FormattedValue) else tail)
+    text = const(node)
+    if isinstance(text, str):
+        name = text.replace("\\", "/").rpartition("/")[2]
+        return {name} if _NAMED_FILE.search(name.rpartition(".")[0] if "." in name else name) else set()
+    return set()
 
 
 def _formatted_gpu_options(m):
