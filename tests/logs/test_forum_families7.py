@@ -217,3 +217,49 @@ def test_a_real_shape_mismatch_is_not_the_zero3_placeholder(rules):
             "torch.Size([32001, 4096])), this looks incorrect.")
     _root, shown = root_and_shown(rules, text)
     assert "sharded-checkpoint-not-gathered" not in shown
+
+
+# A GPU index at or above device_count() read through torch's device-property API
+# (get_device_properties / get_device_capability / get_device_name, and the same Python check in
+# the XPU/NPU/MLU backends) is an AssertionError worded "Invalid device id", not CUDA's "invalid
+# device ordinal"; in a distributed run the index is a rank (the global rank on a second node).
+INVALID_DEVICE_ID = [
+    "Invalid device id",
+    "AssertionError: Invalid device id",
+    "[rank9]: AssertionError: Invalid device id",
+    'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n'
+    "    props = torch.cuda.get_device_properties(rank)\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py", line 465, in get_device_properties\n'
+    '    raise AssertionError("Invalid device id")\n'
+    "AssertionError: Invalid device id",
+]
+
+
+@pytest.mark.parametrize("text", INVALID_DEVICE_ID)
+def test_a_rank_beyond_the_visible_gpus_read_through_device_properties_is_local_rank_exceeds(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "local-rank-exceeds-devices"
+
+
+def test_a_hard_coded_index_before_invalid_device_id_is_that_index(rules):
+    text = (
+        'Traceback (most recent call last):\n  File "bench.py", line 12, in <module>\n'
+        "    name = torch.cuda.get_device_name('cuda:3')\n"
+        "AssertionError: Invalid device id"
+    )
+    root, _shown = root_and_shown(rules, text)
+    assert root == "cuda-invalid-device"
+
+
+NOT_INVALID_DEVICE_ID = [
+    "RuntimeError: Invalid device string: 'cuda:abc'",
+    "ValueError: Invalid device identifier 'gpu0' in config",
+    "RuntimeError: Invalid device, must be cuda device",
+    "RuntimeError: Expected one of cpu, cuda, xpu device type at start of device string: gpu",
+]
+
+
+@pytest.mark.parametrize("text", NOT_INVALID_DEVICE_ID)
+def test_other_invalid_device_wordings_are_not_a_rank_beyond_the_gpus(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "local-rank-exceeds-devices" not in shown
