@@ -263,3 +263,49 @@ NOT_INVALID_DEVICE_ID = [
 def test_other_invalid_device_wordings_are_not_a_rank_beyond_the_gpus(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert "local-rank-exceeds-devices" not in shown
+
+
+# A rendezvous scheme this torch build never registered is the build, not the script: the Windows
+# wheels before 1.8 had no env:// (before 1.7 no torch.distributed at all, already read as
+# backend-unavailable). A malformed init_method (an address with no scheme) is not that.
+RENDEZVOUS_NOT_BUILT = [
+    "RuntimeError: No rendezvous handler for env://",
+    "RuntimeError: No rendezvous handler for tcp://",
+    'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n'
+    "    dist.init_process_group(backend='gloo', init_method='env://', rank=rank, world_size=2)\n"
+    '  File "C:\\\\Users\\\\user\\\\anaconda3\\\\lib\\\\site-packages\\\\torch\\\\distributed\\\\rendezvous.py", line 82, in rendezvous\n'
+    "RuntimeError: No rendezvous handler for env://",
+]
+
+
+@pytest.mark.parametrize("text", RENDEZVOUS_NOT_BUILT)
+def test_a_rendezvous_scheme_missing_from_the_build_is_backend_unavailable(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "backend-unavailable"
+
+
+def test_an_init_method_without_a_scheme_is_not_a_missing_build(rules):
+    _root, shown = root_and_shown(rules, "RuntimeError: No rendezvous handler for ://")
+    assert "backend-unavailable" not in shown
+
+
+# gloo cannot find the interface owning the address this host's name resolves to (tcp transport of
+# torch 1.x and the libuv transport of Windows builds word it alike): the interface family. Other
+# programs' "Unable to find interface for" lines are not gloo's.
+GLOO_INTERFACE_NOT_FOUND = [
+    "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:208] ifa != nullptr. "
+    "Unable to find interface for: [127.0.1.1]",
+    "RuntimeError: [enforce fail at C:\\actions-runner\\_work\\pytorch\\pytorch\\third_party\\gloo\\gloo\\"
+    "transport\\uv\\device.cc:172] ifa != nullptr. Unable to find interface for: [0.0.0.0]",
+]
+
+
+@pytest.mark.parametrize("text", GLOO_INTERFACE_NOT_FOUND)
+def test_gloo_without_an_interface_for_its_address_is_the_interface_family(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "wrong-network-interface"
+
+
+def test_another_programs_interface_lookup_is_not_gloos(rules):
+    _root, shown = root_and_shown(rules, "ERROR: Unable to find interface for IP: 10.0.0.7")
+    assert "wrong-network-interface" not in shown
