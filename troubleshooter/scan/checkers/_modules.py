@@ -43,10 +43,12 @@ def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
         arg = wrap.arg(0, "module")
         node = arg
         name = wrapped_name(wrap)
+        binding = None
         if name:
             binding = m.binding(name, wrap.line, wrap.ctx.func)
             node = binding.value if binding else None
-        cls = _class_of(m, node) or (_class_passed_in(m, wrap, name) if name and node is None else None)
+        at = (binding.line, binding.func) if name and binding else (wrap.line, wrap.ctx.func)
+        cls = _class_of(m, node, at) or (_class_passed_in(m, wrap, name) if name and node is None else None)
         if cls is not None:
             out.append((wrap, analyse(m, cls)))
     return out
@@ -89,16 +91,37 @@ def prepared_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
     return out
 
 
-def _class_of(m: ModuleIndex, node: ast.AST | None) -> ast.ClassDef | None:
+def _class_of(m: ModuleIndex, node: ast.AST | None, at: tuple | None = None, depth: int = 2) -> ast.ClassDef | None:
+    """The class of this file whose instance ``node`` builds: ``Net(...)``, through device moves and SyncBatchNorm
+    conversion; with ``at`` (line, function) also ``net.cuda()`` after ``net = Net()`` and a local factory whose every
+    return builds one class (``def build_model(): return Net()``)."""
     while isinstance(node, ast.Call):
         target = node.func
         if isinstance(target, ast.Name) and target.id in m.classes:
             return m.classes[target.id]
+        if isinstance(target, ast.Name) and at is not None and depth:
+            return _built_by(m, target.id, depth - 1)
         if m.qual(target) in m.P.sync_batchnorm and node.args:  # ``SyncBatchNorm.convert_sync_batchnorm(Net())``
             node = node.args[0]
             continue
         node = target.value if isinstance(target, ast.Attribute) else None
+    if isinstance(node, ast.Name) and at is not None and depth:
+        binding = m.binding(node.id, at[0], at[1])
+        if binding is not None:
+            return _class_of(m, binding.value, (binding.line, binding.func), depth - 1)
     return None
+
+
+def _built_by(m: ModuleIndex, name: str, depth: int) -> ast.ClassDef | None:
+    """The one class of this file that every return of the local function ``name`` builds."""
+    infos = m.functions.get(name)
+    if not infos or len(infos) != 1 or infos[0].cls is not None or infos[0].name == "<class>":
+        return None
+    info = infos[0]
+    returns = [n for n in m.nodes_in(info.node) if isinstance(n, ast.Return)]
+    found = {id(c): c for r in returns if (c := _class_of(m, r.value, (r.lineno, info), depth)) is not None}
+    return next(iter(found.values())) if returns and len(found) == 1 and all(
+        _class_of(m, r.value, (r.lineno, info), depth) is not None for r in returns) else None
 
 
 def _is_module_class(m: ModuleIndex, cls: ast.ClassDef) -> bool:

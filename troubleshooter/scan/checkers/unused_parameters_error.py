@@ -17,10 +17,15 @@ class UnusedParametersErrorChecker(Checker):
     id = "unused-parameters-error"
 
     def check(self, m):
+        frozen: set[str] = set()
+        models = [*wrapped_classes(m), *prepared_classes(m)]
         if "requires_grad" in m.text:
             yield from _frozen_after_wrap(m)
-            return  # layers frozen before the wrap are legitimately unused; we cannot tell which
-        for wrap, cls in [*wrapped_classes(m), *prepared_classes(m)]:
+            found = _frozen_parts(m) if models else None
+            if found is None:
+                return  # a freeze whose target we cannot tell: frozen layers are legitimately unused
+            frozen = found
+        for wrap, cls in models:
             flag = wrap.kw("find_unused_parameters")
             if flag is not None and const(flag, default=True) is not False:
                 continue
@@ -31,10 +36,10 @@ class UnusedParametersErrorChecker(Checker):
             if cls.dynamic:
                 continue
             model = wrapped_name(wrap) or "model"
-            yield from self._unused_in_submodules(m, wrap, cls, model)
-            yield from _discarded_outputs(m, wrap, cls, model)
+            yield from self._unused_in_submodules(m, wrap, cls, model, frozen)
+            yield from _discarded_outputs(m, wrap, cls, model, frozen)
             for attr, line in sorted(cls.params.items(), key=lambda kv: kv[1]):
-                if attr in cls.conditional_init:
+                if attr in cls.conditional_init or attr in frozen:
                     continue
                 use = cls.uses.get(attr)
                 if use is None:
@@ -53,7 +58,7 @@ class UnusedParametersErrorChecker(Checker):
                                      "the prior iteration'", {"model": model, "variable": f"self.{attr}"})
 
     @staticmethod
-    def _unused_in_submodules(m, wrap, cls: ModelClass, model: str):
+    def _unused_in_submodules(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
         """A parameter-owning layer that a submodule (an instance of another class of this file, always called by
         the model) builds and its own forward never uses: its parameters get no gradient either."""
         seen, todo = {cls.name}, [(cls, f"self.{attr}") for attr in _always_used(cls)]
@@ -67,7 +72,7 @@ class UnusedParametersErrorChecker(Checker):
             if sub.dynamic:
                 continue
             for attr, line in sorted(sub.params.items(), key=lambda kv: kv[1]):
-                if attr in sub.conditional_init:
+                if attr in sub.conditional_init or attr in frozen:
                     continue
                 skipped = _skipped_sometimes(m, sub, attr)
                 if attr not in sub.uses or skipped:
@@ -147,7 +152,7 @@ def _local_class_of(m, owner: ModelClass, attr: str) -> str | None:
 CHECKER = UnusedParametersErrorChecker()
 
 
-def _discarded_outputs(m, wrap, cls: ModelClass, model: str):
+def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
     """forward returns a tuple and every call of the wrapper throws one element away (``logits, _ = model(x)``):
     a parameter-owning layer that only that element uses gets no gradient ('making sure all forward function
     outputs participate in calculating loss')."""
@@ -170,7 +175,7 @@ def _discarded_outputs(m, wrap, cls: ModelClass, model: str):
             (dropped_attrs if i in dropped else kept_attrs).update(_self_attrs(element, assigned))
     elsewhere = _used_beyond_returns(forward, assigned)
     for attr in sorted(a for a in dropped_attrs - kept_attrs - elsewhere
-                       if a in cls.params and a not in cls.conditional_init):
+                       if a in cls.params and a not in cls.conditional_init and a not in frozen):
         yield Hit(wrap.line, f"self.{attr} feeds only an output of {cls.name}.forward that every call of {wrapper} "
                              f"throws away ('_'), so its parameters get no gradient and DDP({model}) without "
                              "find_unused_parameters=True fails with 'Expected to have finished reduction in the prior "
@@ -376,3 +381,163 @@ def _steps(m: ModuleIndex, site: CallSite) -> bool:
     """A backward pass or an optimizer step (``training_step_calls``)."""
     return m.P.matches("training_step_calls", f"{site.recv.rpartition('.')[2]}.{site.method}" if site.recv
                        else site.method)
+
+
+_MODULE_WALKS = ("parameters", "named_parameters", "modules", "named_modules", "children", "named_children")
+
+
+def _frozen_parts(m: ModuleIndex) -> set[str] | None:
+    """The attribute names along every path a freeze of this file reaches (``self.aux.requires_grad_(False)``,
+    ``p.requires_grad = False`` over ``net.backbone.parameters()``, a ``freeze(module)`` helper called as
+    ``freeze(net.fc)``, ``nn.Parameter(..., requires_grad=False)``, ``if "head" in name:`` over named parameters):
+    an unused layer among them is frozen, not forgotten. Reads (``if p.requires_grad``, an optimizer's filter) freeze
+    nothing. None when a freeze reaches a part we cannot name (the whole wrapped model, a test on names we cannot
+    read, a list built elsewhere)."""
+    parents = {id(child): node for node in ast.walk(m.tree) for child in ast.iter_child_nodes(node)}
+    wrapped = set()
+    for site in ddp_wraps(m):
+        wrapped |= {n for n in (wrapped_name(site), site.assigned_to) if n}
+    for site in m.calls:
+        if site.method in m.P.ddp_returning_preparers and site.recv is not None:
+            wrapped |= {n for n in [*(dotted(a) for a in site.node.args), *site.unpacked_to] if n}
+    parts: set[str] = set()
+    for node in ast.walk(m.tree):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+            value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"),
+                                                        None)
+            if value is None or const(value, default=None) is True:
+                continue
+            target = node.func.value
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                                  for t in node.targets):
+            if const(node.value, default=None) is True:
+                continue
+            target = next(t.value for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
+        elif isinstance(node, ast.Call) and m.qual(node.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            flag = next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+            if flag is None or const(flag, default=None) is True:
+                continue
+            owner = parents.get(id(node))
+            target = owner.targets[0] if isinstance(owner, ast.Assign) and len(owner.targets) == 1 else None
+            if target is None:
+                return None
+        elif isinstance(node, ast.Call) and dotted(node.func) == "setattr" and any(
+                const(a, default=None) == "requires_grad" for a in node.args):
+            return None
+        else:
+            continue
+        found = _reached(m, target, node, parents, wrapped, 2)
+        if found is None:
+            return None
+        parts |= found
+    return parts
+
+
+def _reached(m: ModuleIndex, expr: ast.AST, at: ast.AST, parents: dict, wrapped: set[str], depth: int) -> set[str] | None:
+    """Attribute names on the path ``expr`` (read at node ``at``) names, through a loop variable (the loop's
+    iterable), a parameter of the enclosing function (the arguments of its calls) or a local alias."""
+    root, attrs = _chain(expr)
+    if root is None:
+        return None
+    text = dotted(expr) or ""
+    if text.removesuffix(".module") in wrapped or (root in wrapped and not [a for a in attrs if a != "module"]):
+        return None  # the whole wrapped model
+    scope = at
+    while scope is not None:
+        scope = parents.get(id(scope))
+        if isinstance(scope, (ast.For, ast.AsyncFor, ast.comprehension)) and root in _bound_names(scope.target):
+            return _iterated(m, scope, parents, wrapped, depth) if depth else None
+        if isinstance(scope, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in scope.generators:
+                if root in _bound_names(gen.target):
+                    return _iterated(m, gen, parents, wrapped, depth) if depth else None
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            params = [a.arg for a in scope.args.args]
+            if root in params and root not in ("self", "cls"):
+                return _passed(m, scope, params.index(root), attrs, parents, wrapped, depth) if depth else None
+            break
+    named = {a for a in attrs if a != "module"}
+    if root in ("self", "cls") and not named:
+        return None  # a module freezing itself: which class is the model's
+    alias = next((n for n in ast.walk(m.tree) if isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == root for t in n.targets) and _chain(n.value)[0] not in (None, root)), None)
+    if alias is not None and depth:
+        found = _reached(m, alias.value, alias, parents, wrapped, depth - 1)
+        return None if found is None else found | named
+    if not named and not any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(
+            isinstance(t, ast.Name) and t.id == root for t in n.targets) for n in ast.walk(m.tree)):
+        return None  # a list or a parameter of unknown modules (``for layer in frozen:``)
+    return named  # empty for another model built here (``teacher = Net()``, frozen whole)
+
+
+def _chain(expr: ast.AST) -> tuple[str | None, list[str]]:
+    """``self.layers[0].weight`` -> ("self", ["layers", "weight"]); (None, []) through a call."""
+    attrs = []
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        if isinstance(expr, ast.Attribute):
+            attrs.append(expr.attr)
+        expr = expr.value
+    return (expr.id, attrs[::-1]) if isinstance(expr, ast.Name) else (None, [])
+
+
+def _bound_names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _iterated(m: ModuleIndex, loop, parents: dict, wrapped: set[str], depth: int) -> set[str] | None:
+    """What a loop over ``net.backbone.parameters()`` (or ``self.layers[:2]``) reaches; a test on parameter names in
+    the loop body (``if "head" in name``) narrows it to the names it spells, a negated one cannot be read."""
+    sources = [n.func.value for n in ast.walk(loop.iter) if isinstance(n, ast.Call)
+               and isinstance(n.func, ast.Attribute) and n.func.attr in _MODULE_WALKS]
+    if not sources:
+        sources = [n for n in ast.walk(loop.iter) if isinstance(n, (ast.Attribute, ast.Name))
+                   and not isinstance(parents.get(id(n)), ast.Attribute)]
+    if not sources:
+        return None
+    found: set[str] = set()
+    for source in sources:
+        part = _reached(m, source, loop, parents, wrapped, depth - 1)
+        if part is None and isinstance(loop, (ast.For, ast.AsyncFor)):
+            part = _named_in_tests(loop)
+        if part is None:
+            return None
+        found |= part
+    return found
+
+
+def _named_in_tests(loop: ast.For) -> set[str] | None:
+    """The path parts a loop over a whole model's named parameters picks by a positive test on the name
+    (``if name.startswith("backbone."):``, ``if "aux" in name:``); None for a negated or literal-free test."""
+    tests = [n.test for n in ast.walk(loop) if isinstance(n, ast.If)]
+    if not tests:
+        return None
+    found: set[str] = set()
+    for test in tests:
+        if any(isinstance(n, (ast.Not, ast.NotIn, ast.NotEq)) for n in ast.walk(test)):
+            return None
+        words = [const(n) for n in ast.walk(test) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        if not words:
+            return None
+        found |= {part for word in words for part in word.split(".") if part}
+    return found
+
+
+def _passed(m: ModuleIndex, func, index: int, attrs: list[str], parents: dict, wrapped: set[str],
+            depth: int) -> set[str] | None:
+    """What a freeze of parameter number ``index`` of ``func`` reaches: the arguments of its calls in this file
+    (none when nothing calls it)."""
+    found = {a for a in attrs if a != "module"}
+    for site in m.calls:
+        callee = local_callee(m, site)
+        if callee is None or callee.node is not func:
+            continue
+        offset = 1 if callee.cls is not None and func.args.args and func.args.args[0].arg == "self" else 0
+        args = site.node.args
+        if index - offset >= len(args) or index - offset < 0 or any(isinstance(a, ast.Starred) for a in args):
+            return None
+        part = _reached(m, args[index - offset], site.node, parents, wrapped, depth - 1)
+        if part is None:
+            return None
+        found |= part
+    return found
