@@ -137,3 +137,111 @@ def test_frozen_or_unreadable_freezes_stay_quiet(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(QUIET_ALL_USED))
 def test_class_found_through_bindings_all_used_is_quiet(tmp_path, name):
     assert ID not in scan_ids(tmp_path, QUIET_ALL_USED[name])
+
+
+FORWARD = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stage1 = nn.Linear(16, 16)
+        self.exit1 = nn.Linear(16, 4)
+        self.stage2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+{body}
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(Net().cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(100):
+        x, y = torch.randn(8, 16).cuda(), torch.randint(0, 4, (8,)).cuda()
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def forward(body: str) -> str:
+    return FORWARD.format(body="\n".join("        " + line for line in body.strip("\n").splitlines()))
+
+
+DERIVED_POSITIVE = {
+    "early-exit-on-confidence": '''
+h = self.stage1(x)
+early = self.exit1(h)
+if early.softmax(-1).max() > 0.9:
+    return early
+return self.stage2(h)
+''',
+    "branch-on-derived-norm": '''
+h = torch.relu(self.stage1(x))
+out = self.exit1(h)
+score = h.norm(dim=-1).mean()
+if score > 1.0:
+    out = out + self.stage2(h)
+return out
+''',
+    "augmented-derived": '''
+h = self.stage1(x)
+h += 1
+if h.max() < 0:
+    return self.exit1(h)
+return self.exit1(h) + self.stage2(h)
+''',
+}
+
+DERIVED_QUIET = {
+    "derived-used-both-arms": '''
+h = self.stage1(x)
+if h.max() > 0:
+    return self.exit1(h) + self.stage2(h)
+return self.stage2(h) - self.exit1(h)
+''',
+    "input-test-if-else-both-arms": '''
+h = self.stage1(x)
+if x.sum() > 0:
+    out = self.exit1(h) + self.stage2(h)
+else:
+    out = self.exit1(-h) + self.stage2(-h)
+return out
+''',
+    "training-flag-only": '''
+h = self.stage1(x)
+out = self.exit1(h) + self.stage2(h)
+if self.training:
+    out = out * 2
+return out
+''',
+    "derived-test-before-any-layer-use": '''
+h = self.stage1(x)
+scale = 2.0 if h.mean() > 0 else 1.0
+return (self.exit1(h) + self.stage2(h)) * scale
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(DERIVED_POSITIVE))
+def test_branch_on_a_value_computed_from_the_batch(tmp_path, name):
+    assert ID in scan_ids(tmp_path, forward(DERIVED_POSITIVE[name]))
+
+
+@pytest.mark.parametrize("name", sorted(DERIVED_QUIET))
+def test_every_layer_used_whatever_the_batch(tmp_path, name):
+    assert ID not in scan_ids(tmp_path, forward(DERIVED_QUIET[name]))

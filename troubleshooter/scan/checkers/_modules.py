@@ -34,6 +34,7 @@ class ModelClass:
     flag_uses: dict[str, str] = field(default_factory=dict)  # attr used only under ``if self.<flag>:`` -> flag
     dynamic: bool = False  # getattr(self, ...), self.children(): attribute use is not visible
     tensors: set[str] = field(default_factory=set)  # self.<attr> = nn.Parameter(...): indexing it gathers rows
+    outer: set[str] = field(default_factory=set)  # while collecting one arm of a branch: attrs used before it
 
 
 def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
@@ -146,7 +147,7 @@ def analyse(m: ModuleIndex, cls: ast.ClassDef) -> ModelClass:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(node.func.value) == "self":
                 todo.append(node.func.attr)
     forward = methods["forward"]
-    inputs = {a.arg for a in [*forward.args.args, *forward.args.kwonlyargs]} - {"self"}
+    inputs = _derived_from({a.arg for a in [*forward.args.args, *forward.args.kwonlyargs]} - {"self"}, forward)
     for name in reachable:
         _collect_uses(m, info, methods[name].body, ALWAYS, inputs)
     for node in walk(cls):
@@ -154,6 +155,23 @@ def analyse(m: ModuleIndex, cls: ast.ClassDef) -> ModelClass:
                 isinstance(node, ast.Attribute) and node.attr in _DYNAMIC and dotted(node.value) == "self"):
             info.dynamic = True
     return info
+
+
+def _derived_from(inputs: set[str], forward: ast.AST) -> set[str]:
+    """The forward's inputs and the local names computed from them (``h = self.stage1(x)``, ``early = self.exit(h)``):
+    a test on any of them (``if early.max() > 0.9: return early``) depends on the batch."""
+    names = set(inputs)
+    assigns = [n for n in ast.walk(forward) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               and n.value is not None]
+    for _ in range(4):
+        before = len(names)
+        for node in assigns:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.value)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if len(names) == before:
+            break
+    return names
 
 
 def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], conditional: bool) -> None:
@@ -200,22 +218,24 @@ _RANK = {ALWAYS: 0, CONFIG: 1, INPUT: 2, RANDOM: 3}
 
 
 def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> None:
-    for stmt in body:
+    for index, stmt in enumerate(body):
         if isinstance(stmt, ast.If):
             branch = _kind(m, stmt.test, inputs)
             if branch == RANDOM:
                 info.random_branches.append((stmt.lineno, ast.unparse(stmt.test)))
             inner = max(kind, branch, key=_RANK.get)
             _note(m, info, stmt.test, kind)
-            before = set(info.uses)
-            _collect_uses(m, info, stmt.body, inner, inputs)
+            # everything after an early return (or a loop's continue / break) is the other arm
+            exits = bool(stmt.body) and isinstance(stmt.body[-1], TERMINAL) and not stmt.orelse
+            first = _arm(m, info, stmt.body, inner, inputs)
             flag = dotted(stmt.test)
             if kind == ALWAYS and branch == CONFIG and flag and flag.startswith("self.") and flag.count(".") == 1:
-                for attr in set(info.uses) - before:
+                for attr in set(first.uses) - set(info.uses) - info.outer:
                     info.flag_uses[attr] = flag[5:]
-            _collect_uses(m, info, stmt.orelse, inner, inputs)
-            if stmt.body and isinstance(stmt.body[-1], TERMINAL) and not stmt.orelse:
-                kind = inner  # everything after an early return (or a loop's continue / break) is conditional too
+            second = _arm(m, info, body[index + 1:] if exits else stmt.orelse, inner, inputs)
+            _merge_arms(info, first, second, kind, inner)
+            if exits:
+                return
             continue
         if isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
             items = _loop_items_kind(m, stmt, kind, inputs) if isinstance(stmt, ast.For) else kind
@@ -228,6 +248,33 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
                 _collect_uses(m, info, handler.body, kind, inputs)
             continue
         _note(m, info, stmt, kind)
+
+
+def _arm(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> ModelClass:
+    """The uses one arm of a branch makes, collected apart."""
+    scratch = ModelClass(info.name, info.node, params=info.params, tensors=info.tensors,
+                         outer=info.outer | set(info.uses))
+    _collect_uses(m, scratch, body, kind, inputs)
+    return scratch
+
+
+def _merge_arms(info: ModelClass, first: ModelClass, second: ModelClass, kind: str, inner: str) -> None:
+    """Fold both arms of a branch into ``info``: a layer each arm uses at the branch's own level runs whichever way
+    the test goes (``if h.max() > 0: return self.a(h) + self.b(h)`` / ``return self.b(h) - self.a(h)``)."""
+    for arm in (first, second):
+        info.random_branches += arm.random_branches
+        for attr, flag in arm.flag_uses.items():
+            info.flag_uses.setdefault(attr, flag)
+    for attr in first.uses.keys() | second.uses.keys():
+        if first.uses.get(attr) == inner and second.uses.get(attr) == inner:
+            found, line = kind, min(first.use_lines[attr], second.use_lines[attr])
+        else:
+            arm = min((a for a in (first, second) if attr in a.uses), key=lambda a: _RANK[a.uses[attr]])
+            found, line = arm.uses[attr], arm.use_lines[attr]
+        old = info.uses.get(attr)
+        if old is None or _RANK[found] < _RANK[old]:
+            info.uses[attr] = found
+            info.use_lines[attr] = line
 
 
 def _loop_items_kind(m: ModuleIndex, loop: ast.For, kind: str, inputs: set[str]) -> str:
