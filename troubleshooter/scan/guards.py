@@ -168,14 +168,24 @@ class RankLogic:
         # rank test (no other value ever is), found once for every pass of the fixpoint
         bound = []
         constants: dict[str, list] = {}
+        defs = None  # function name -> its definitions, built on the first tuple assignment
         for stmt in assigns:
             targets = stmt.targets if stmt.__class__ is ast.Assign else [stmt.target]
             if len(targets) == 1 and targets[0].__class__ is _NAME and targets[0].id.isupper():
                 constants.setdefault(targets[0].id, []).append(const(stmt.value))
-            if stmt.value.__class__ in _RANK_VALUES and len(targets) == 1:
-                name = last(dotted(targets[0]))
+            if len(targets) != 1:
+                continue
+            pairs = [(targets[0], stmt.value)]
+            if targets[0].__class__ is ast.Tuple:
+                if defs is None:
+                    defs = {}
+                    for func in functions:
+                        defs.setdefault(func.name, []).append(func)
+                pairs = _unpacked(targets[0], stmt.value, defs)
+            for target, value in pairs:
+                name = last(dotted(target)) if value.__class__ in _RANK_VALUES else None
                 if name:
-                    bound.append((targets[0], name, stmt.value))
+                    bound.append((target, name, value))
         self.int_constants.update((name, values[0]) for name, values in constants.items()
                                   if len(values) == 1 and values[0].__class__ is int)
         for _ in range(3):
@@ -201,7 +211,7 @@ class RankLogic:
                     continue
                 if all(self._rank0_value(v) for v in values):
                     self.main_vars.add(func.name)
-                elif all(self.is_rank_expr(v) for v in values):
+                elif all(self.is_rank_expr(v) for v in _rank_arms(values) or values):
                     self.rank_vars.add(func.name)
             for call in calls:
                 self._learn_call(call, params, spawners)
@@ -301,7 +311,9 @@ class RankLogic:
             return self.classify(test.value)
         if isinstance(test, ast.IfExp):  # ``local_rank == 0 if local else rank == 0``: both arms the same test
             body = self.classify(test.body)
-            return body if body and body == self.classify(test.orelse) else None
+            if body and body == self.classify(test.orelse):
+                return body
+            return self._one_process_arm(test) if self.classify(test.test) is None else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (inner[1], inner[0]) if inner else None
@@ -332,6 +344,18 @@ class RankLogic:
             if sides is not None:
                 return sides
         return (RANKDEP, RANKDEP) if self.rank_switched and self._reads_switched(test) else None
+
+    def _one_process_arm(self, test: ast.IfExp) -> tuple[str, str] | None:
+        """``rank == 0 if is_dist() else True``: a rank test in one arm, a constant in the other (the one-process
+        arm), read as ``not dist or rank == 0`` (constant True) or ``dist and rank == 0`` (constant False)."""
+        for known, other in ((test.body, test.orelse), (test.orelse, test.body)):
+            value = const(other, default=...)
+            sides = self.classify(known) if isinstance(value, bool) else None
+            if sides:
+                if value:
+                    return tuple(RANK0 if side == RANK0 else RANKDEP for side in sides)
+                return sides[0], RANK0 if sides[1] == RANK0 else RANKDEP
+        return None
 
     def _reads_switched(self, test: ast.AST) -> bool:
         """``progress_bar.n % eval_steps == 0`` where the bar is disabled on some ranks: true on different ranks."""
@@ -377,6 +401,26 @@ class RankLogic:
 
     def _mod_of_rank(self, node: ast.AST) -> bool:
         return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and self.is_rank_expr(node.left)
+
+
+def _rank_arms(values: list[ast.AST]) -> list[ast.AST]:
+    """The returned values that may be a rank, with the arms of ``x if c else y`` apart and the one-process
+    answer ``0`` left out (``return dist.get_rank() if is_dist() else 0``; ``if not dist: return 0``)."""
+    arms = [a for v in values for a in ((v.body, v.orelse) if v.__class__ is ast.IfExp else (v,))]
+    return [a for a in arms if not (a.__class__ is ast.Constant and a.value == 0 and a.value is not False)]
+
+
+def _unpacked(target: ast.Tuple, value: ast.AST, defs: dict[str, list]) -> list[tuple[ast.AST, ast.AST]]:
+    """(name, value) pairs of a tuple assignment: ``rank, local = int(env["RANK"]), ...`` element by element, and
+    ``rank, local = setup()`` with each tuple ``setup`` (a function of the module) returns."""
+    width = len(target.elts)
+    if value.__class__ is ast.Tuple:
+        return list(zip(target.elts, value.elts)) if len(value.elts) == width else []
+    if value.__class__ is not ast.Call:
+        return []
+    returned = [r for func in defs.get(last(dotted(value.func)), ()) for r in _returns(func)]
+    return [(name, r.elts[i]) for r in returned if r.__class__ is ast.Tuple and len(r.elts) == width
+            for i, name in enumerate(target.elts)]
 
 
 def _bound_value(node: ast.AST) -> ast.AST:

@@ -207,6 +207,9 @@ def _in_one_process_arm(m, site) -> bool:
         if not isinstance(node, ast.If):
             continue
         alone = _one_process_when(m, node.test)
+        if alone is None:  # ``alone = args.local_rank == -1`` then ``if alone:``: the test the flag holds
+            held = m.flag_test(node.test, node.lineno, site.ctx.func)
+            alone = _one_process_when(m, held) if held is not None else None
         if alone is None:
             continue
         arm = node.body if alone else node.orelse
@@ -217,6 +220,8 @@ def _in_one_process_arm(m, site) -> bool:
 
 def _one_process_when(m, test: ast.AST) -> bool | None:
     """True when the test holds only for one process, False when it fails only for one, None otherwise."""
+    if isinstance(test, ast.NamedExpr):  # ``if (alone := local_rank == -1):`` tests the value it binds
+        return _one_process_when(m, test.value)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _one_process_when(m, test.operand)
         if inner is not None:
@@ -227,8 +232,9 @@ def _one_process_when(m, test: ast.AST) -> bool | None:
         return None
     words = {w.lower() for n in walk(test.left) for w in (getattr(n, "id", None), getattr(n, "attr", None)) if w}
     bound, op = const(test.comparators[0]), test.ops[0]
-    if bound == -1 and isinstance(op, (ast.Eq, ast.NotEq)) and any(w.endswith("rank") for w in words | {
-            n.value.lower() for n in walk(test.left) if isinstance(n, ast.Constant) and isinstance(n.value, str)}):
+    if bound == -1 and isinstance(op, (ast.Eq, ast.NotEq)) and (m.guards.is_rank_expr(test.left) or any(
+            w.endswith("rank") for w in words | {n.value.lower() for n in walk(test.left)
+                                                  if isinstance(n, ast.Constant) and isinstance(n.value, str)})):
         return isinstance(op, ast.Eq)  # `if args.local_rank == -1:`: the launcher gave no rank, one process
     if not any("world_size" in w or w in m.P.process_count_words for w in words):
         return None
