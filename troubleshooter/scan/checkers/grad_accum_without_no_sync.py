@@ -41,10 +41,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if any(_skips_exactly_off_the_step(test, skip_in_body, gate) for test, skip_in_body in chosen):
                 continue  # ``ctx = model.no_sync if (i + 1) % k != 0 else nullcontext``: skipped off the step only
             steps = self._accum_name(gate.test) or _named_count(m, gate.test)
-            if steps and any(_fallback_count(b.value) for b in m.bindings.get(steps, ()) if b.func is loop.ctx.func):
-                continue  # accumulation off by default (count 1), only a fallback for batches too big or too small
-            if steps and const(option_default(m, steps)) == 1:
-                continue  # accumulation off by default: its command-line option defaults to 1 (``--update_freq``)
+            if steps and _off_by_default(m, steps, loop.ctx.func):
+                continue  # accumulation off by default (count 1)
             reported.add(backward[0].line)
             when = f"skipped while {ast.unparse(gate.test)}" if _skips_rest(gate) else f"only when {ast.unparse(gate.test)}"
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step {when}) "
@@ -134,6 +132,43 @@ def _fallback_count(value: ast.AST) -> bool:
     (``max(round(nominal / batch), 1)`` is not: it accumulates whenever the batch is small, and maintainers
     accepted no_sync there - ultralytics/yolov5#790.)"""
     return const(value) == 1
+
+
+def _off_by_default(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
+    """The accumulation count is 1 in the usual configuration: bound to 1 in the loop's function and raised only as
+    a fallback for batches too big or too small, or read from a command-line option defaulting to 1
+    (``--update_freq``); or handed over (``self.k = k`` in the constructor or a set-up method, ``k`` a parameter)
+    by a caller whose own value is one of those (the loop moved into a trainer class), or bound once to a name that
+    is (``k = args.accum``)."""
+    local = [b for b in m.bindings.get(steps, ()) if b.func is func]
+    if any(_fallback_count(b.value) for b in local):
+        return True
+    if const(option_default(m, steps)) == 1:
+        return True
+    if depth >= 2:
+        return False
+    if len(local) == 1 and dotted(local[0].value):  # ``k = args.accum``: the option it reads
+        return _off_by_default(m, dotted(local[0].value), func, depth + 1)
+    for binding in m.bindings.get(steps, ()):
+        holder = binding.func
+        if holder is None or binding.value.__class__ is not ast.Name:
+            continue
+        params = [a.arg for a in [*holder.node.args.posonlyargs, *holder.node.args.args]]
+        params = params[1:] if params and params[0] in ("self", "cls") else params
+        if binding.value.id not in params:
+            continue
+        position = params.index(binding.value.id)
+        called = holder.cls if holder.name == "__init__" and holder.cls else holder.name
+        for site in m.calls:
+            if site.method != called:
+                continue
+            passed = site.kw(binding.value.id)
+            if passed is None and position < len(site.node.args):
+                passed = site.node.args[position]
+            name = dotted(passed) if passed is not None else None
+            if name and _off_by_default(m, name, site.ctx.func, depth + 1):
+                return True
+    return False
 
 
 def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
