@@ -43,7 +43,7 @@ class LoggingFromAllRanksChecker(Checker):
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
                 if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
-                        or self._private_target(m, site) or _in_one_process_arm(m, site):
+                        or self._private_target(m, site) or _in_one_process_arm(m, site) or _per_sample(m, site):
                     continue  # rank 0 first, the others after it: one writer at a time; or a private buffer
                 if site.func and site.func.name in P.checkpoint_writers:
                     continue  # inside the project's own save_pretrained: judged where that is called
@@ -176,6 +176,26 @@ def _runs_once(m, site, depth: int = 2) -> bool:
         return True
     callers = [c for c in m.calls if c.method == func.name and local_callee(m, c) is func]
     return depth > 0 and bool(callers) and all(_runs_once(m, c, depth - 1) for c in callers)
+
+
+def _per_sample(m, site, depth: int = 3) -> bool:
+    """The write runs for one sample of a map-style dataset: in ``__getitem__`` or a method of the same class it
+    reaches through ``self.<method>()`` (``get_item -> get_audio -> torch.save(spec, wav_path + ".spec.pt")``, a
+    feature cache filled on first read). The sampler hands each sample to one rank: a per-sample file has one
+    writer, not N."""
+    func = site.ctx.func
+    if func is None or func.cls is None:
+        return False
+    item_getter = next((f for f in m.functions.get("__getitem__", ()) if f.cls == func.cls), None)
+    if item_getter is None:
+        return False
+    reached, frontier = {item_getter.node}, [item_getter]
+    for _ in range(depth):
+        callees = [f for caller in frontier for s in m.calls if s.ctx.func is caller and s.recv == "self"
+                   for f in m.functions.get(s.method, ()) if f.cls == func.cls and f.node not in reached]
+        reached.update(f.node for f in callees)
+        frontier = callees
+    return func.node in reached
 
 
 def _attribute_set_per_rank(m, roots: list[ast.AST]) -> bool:
