@@ -15,6 +15,9 @@ line that names its cause elsewhere.
   Python's multiprocessing repr ("exitcode=-SIGKILL"), and any wrapper that reports a subprocess's
   negative return code ("failed with exit code -9": Ray's job status). An error printed before the kill
   (a CUDA fault whose rank the launcher then killed) stays the cause; exit codes 0/1 never decode.
+- An orchestrator that only says the job failed (Kubernetes' BackoffLimitExceeded, Kubeflow's "PyTorchJob x
+  is failed because 1 Worker replica(s) failed") makes a failing log, never a clean one; a cause printed
+  with it (an OOMKilled pod) still comes first.
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ SIGNAL_EXITS = [
     ("Job 'raysubmit_7wNNGHdVi92R8wt2' failed\nStatus message: Job entrypoint command failed with exit code -9, "
      "last available logs (truncated to 20,000 chars):", "out-of-memory"),
     ("CompletedProcess(args=['torchrun', 'train.py'], returncode=-11)", "native-crash"),
+    ("AzureMLCompute job failed.\nUserError: Process 'worker 0' exited with code -9", "out-of-memory"),
 ]
 
 
@@ -147,3 +151,36 @@ NOT_A_SIGNAL = [
 def test_plain_exit_codes_are_not_signals(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert not {"out-of-memory", "native-crash", "shm-too-small"} & set(shown)
+
+
+ORCHESTRATOR_FAILURES = [
+    "  Warning  BackoffLimitExceeded  2m  job-controller  Job has reached the specified backoff limit\n"
+    "pytorch-dist-mnist-master-0   0/1     Error       3          10m",
+    "  Warning  PyTorchJobRestarting  7m59s  pytorchjob-controller  PyTorchJob pt-job-1 is restarting because 1 "
+    "Master replica(s) failed.",
+    "Status:\n  Conditions:\n    Message:  TFJob dist-mnist is failed because 1 Worker replica(s) failed.",
+]
+
+
+@pytest.mark.parametrize("text", ORCHESTRATOR_FAILURES)
+def test_an_orchestrator_that_gave_up_is_a_failure_not_a_clean_run(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert shown == ["unrecognized-failure"]
+
+
+def test_a_cause_printed_with_the_orchestrators_verdict_comes_first(rules):
+    text = (
+        "pytorch-dist-mnist-worker-0   0/1     OOMKilled   2          5m\n"
+        "  Warning  BackoffLimitExceeded  1m  job-controller  Job has reached the specified backoff limit"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown[0] == "out-of-memory"
+
+
+def test_a_succeeded_kubeflow_job_stays_clean(rules):
+    text = (
+        "  Normal  PyTorchJobSucceeded  1m  pytorchjob-controller  PyTorchJob default/pytorch-simple successfully "
+        "completed.\npytorch-simple-master-0   0/1     Completed   0          12m"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
