@@ -18,6 +18,9 @@ line that names its cause elsewhere.
 - An orchestrator that only says the job failed (Kubernetes' BackoffLimitExceeded, Kubeflow's "PyTorchJob x
   is failed because 1 Worker replica(s) failed") makes a failing log, never a clean one; a cause printed
   with it (an OOMKilled pod) still comes first.
+- Symptom-only logs: the steps of an epoch are read from tqdm's ascii bar too ("|##########| 1563/1563 [")
+  and Lightning's "Starting with N processes" declares a world size, so a log comparing 1 and 2 processes
+  whose epochs did not shrink says the data is not sharded; epochs that halved stay quiet.
 """
 
 from __future__ import annotations
@@ -181,6 +184,31 @@ def test_a_succeeded_kubeflow_job_stays_clean(rules):
     text = (
         "  Normal  PyTorchJobSucceeded  1m  pytorchjob-controller  PyTorchJob default/pytorch-simple successfully "
         "completed.\npytorch-simple-master-0   0/1     Completed   0          12m"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
+
+
+UNSHARDED_EPOCHS = [
+    "world_size: 1\nEpoch 1/10: 100%|##########| 1563/1563 [01:10<00:00, 22.1it/s]\n"
+    "world_size: 2\nEpoch 1/10: 100%|##########| 1563/1563 [01:12<00:00, 21.6it/s]\n"
+    "Epoch 1/10: 100%|##########| 1563/1563 [01:12<00:00, 21.6it/s]",
+    "World size: 1\nEpoch 0: 100%|██████████| 938/938 [00:21<00:00, 43.2it/s, v_num=0]\n"
+    "All distributed processes registered. Starting with 2 processes\n"
+    "Epoch 0: 100%|██████████| 938/938 [00:25<00:00, 37.5it/s, v_num=1]",
+]
+
+
+@pytest.mark.parametrize("text", UNSHARDED_EPOCHS)
+def test_epochs_that_did_not_shrink_with_more_ranks_are_unsharded_data(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert shown == ["missing-distributed-sampler"]
+
+
+def test_epochs_that_halved_with_twice_the_ranks_stay_quiet(rules):
+    text = (
+        "world_size: 1\nEpoch 1/10: 100%|##########| 1563/1563 [01:10<00:00, 22.1it/s]\n"
+        "world_size: 2\nEpoch 1/10: 100%|##########| 782/782 [00:36<00:00, 21.6it/s]"
     )
     _root, shown = root_and_shown(rules, text)
     assert shown == []
