@@ -44,6 +44,9 @@ def test_the_shipped_wordings_load_whole():
     ("stuck_ranks:\n  finding: no-such-finding\n  naming_vars: [x]\n  rank_list: '(\\d+)'\n", 2, "unknown finding id"),
     ("mask:\n  - '(a+)+$'\n", 2, "backtrack"),
     ("line_labels: [\n", 2, "invalid YAML"),
+    ("terminal_widths: [80, wide]\n", 1, "non-empty list of whole numbers"),
+    ("banner_end:\n  - '(unclosed'\n", 2, "banner_end[0] does not compile"),
+    ("line_ends: []\n", 1, "non-empty list of strings"),
 ])
 def test_a_bad_wording_is_an_error_at_its_line(tmp_path, text, line, needle):
     problems = _problems(tmp_path, text)
@@ -55,6 +58,17 @@ def test_an_overlay_replaces_the_keys_it_gives(tmp_path):
     words = words_of(rules)
     assert words is not shipped_words() and words.progress_line.search(b"round 3 of 9\n")
     assert words.loss_line.pattern == shipped_words().loss_line.pattern
+
+
+def test_the_paste_repair_reads_its_wordings_from_the_rules(tmp_path):
+    """``terminal_widths`` (logs/framing.py): one row cut at a width listed there is a terminal's hard wrap."""
+    from troubleshooter.logs.framing import repair
+
+    row = "RuntimeError: the store at the master address could not be reached within the timeout of 3"  # 90 columns
+    text = ("epoch 1 started\n" + row + "\nR 30 minutes\nepoch 2 started\n").encode()
+    assert repair(text, True, shipped_words()) == text  # 90: no terminal's width
+    words = words_of(load_rules([_overlay(tmp_path, "terminal_widths: [90]\n")]))
+    assert repair(text, True, words).decode().splitlines()[1] == row + "R 30 minutes"
 
 
 def test_a_base_without_some_wordings_is_reported(tmp_path):

@@ -19,8 +19,9 @@
   it alone is undone: a row that happens to reach the cap is not a terminal's cut.
 
 The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
-line of its own (never joined to the row before) is knowledge: ``own_line_starts`` and
-``own_line_after_word`` of ``rules/symptoms.yaml``; this module is the mechanism.
+line of its own (never joined to the row before) and how a row shows it is whole are knowledge:
+``own_line_starts``, ``own_line_after_word``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
+``whole_frame`` and ``terminal_widths`` of ``rules/symptoms.yaml``; this module is the mechanism.
 """
 
 from __future__ import annotations
@@ -36,14 +37,6 @@ MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it count
 START_CHARS = 6           # characters that tell how a line begins
 MIN_REFLOW_WIDTH = 80      # programs wrap their own paragraphs narrower (Open MPI's help texts at 74 columns)
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
-SENTENCE_ENDS = (" ", ".", ":", ";", "!", "?")  # a row ending so is a whole line, not one a re-flow broke
-_WHOLE_SENTENCE_ENDS = (" ", ".", "!", "?")
-_GOES_ON = "("  # a row starting so after a row a re-flow may have broken reads as the rest of it
-TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))  # where fewer such lines still suggest one
-# a row ending in a banner's run (``*****``, ``=====``, ``-----``) is a whole line, however long
-_BANNER_END = re.compile(r"([*=#~_-])\1{4}$")
-# a traceback frame's row as Python prints it, whole (CPython's and IPython's): a frame row that is not whole was cut
-_WHOLE_FRAME = re.compile(r'File (?:"[^"]*", line \d+, in \S+|\S+:\d+, in \S.*)$')
 
 
 def strip_ansi(data: bytes) -> bytes:
@@ -51,15 +44,15 @@ def strip_ansi(data: bytes) -> bytes:
     return _ANSI.sub(b"", data) if b"\x1b" in data else data
 
 
-def wrap_width(rows: list[str]) -> int | None:
+def wrap_width(rows: list[str], words: SymptomWords) -> int | None:
     """The width ``rows`` were hard-wrapped at, if they were: the longest length, shared by at least
     :data:`MIN_WRAPPED_LINES` distinct rows each followed by a non-empty row, or by fewer when it is a
-    common terminal width."""
+    common terminal width (``terminal_widths``)."""
     width = max(map(len, rows), default=0)
     if width < MIN_WRAP_WIDTH:
         return None
     cut = {row for row, nxt in zip(rows, rows[1:]) if len(row) == width and nxt.strip()}
-    return width if len(cut) >= MIN_WRAPPED_LINES or cut and width in TERMINAL_WIDTHS else None
+    return width if len(cut) >= MIN_WRAPPED_LINES or cut and width in words.terminal_widths else None
 
 
 def _continues(row: str, nxt: str, words: SymptomWords) -> bool:
@@ -80,10 +73,10 @@ def unwrapped(rows: list[str], words: SymptomWords | None = None) -> list[str]:
     a line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
     log's longest lines may share a length by chance, and fixed-format lines all have the same length.
     Joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
-    width = wrap_width(rows)
+    words = words or shipped_words()
+    width = wrap_width(rows, words)
     if width is None:
         return rows
-    words = words or shipped_words()
     # how this log's lines begin (rows after a shorter row surely begin a line)
     starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if len(before) != width}
     out: list[str] = []
@@ -108,13 +101,14 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
     other lines begin. Returns the indices of the rows to join to the next one (with the space the
     break took).
 
-    No row ending in a banner's run of ``*``/``=``/``-`` is broken. Two passes: the strict one also requires
-    that ``row`` end no sentence and not be a whole traceback frame's row (followed by its source line); at
+    No row ending in a banner's run of ``*``/``=``/``-`` (``banner_end``) is broken. Two passes: the strict one
+    also requires that ``row`` end no line (``line_ends``, ``clause_ends``) and not be a whole traceback frame's
+    row (``whole_frame``) (followed by its source line); at
     least :data:`MIN_REFLOWED_LINES` such rows show that the log was re-flowed. Then the rows a re-flow
     broke after a colon or a semicolon, or inside a frame (``File "x.py",`` / ``line 12, in f``), or before
     a word too long for any row (``ImportError:`` / a long path), are joined too, unless the next row is
     indented. One strict row alone counts when the row after it begins in lower case or with an opening
-    parenthesis (a sentence going on: ``opcode 1,`` / ``len 0``, ``:29500`` / ``(errno: 110 ...)``),
+    parenthesis (``goes_on``: a sentence going on: ``opcode 1,`` / ``len 0``, ``:29500`` / ``(errno: 110 ...)``),
     when it is a traceback frame's row that is not whole (``File "x.py", line 12,`` / ``in f``), or when a
     row ending in a colon is followed by one word too long to have fitted (``undefined symbol:`` / a
     mangled C++ name)."""
@@ -122,16 +116,17 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
     if width < MIN_REFLOW_WIDTH:
         return set()
     words = words or shipped_words()
+    banner_end, whole_frame = words.banner_end.search, words.whole_frame.match
 
     def cut(row: str, nxt: str, one_word: bool = False) -> bool:  # the next row's first word would not have fitted
         return (" " in row.strip() or one_word and bool(row.strip())) and bool(nxt) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
-            and not _BANNER_END.search(row) and not _WHOLE_FRAME.match(row.lstrip())
+            and not banner_end(row) and not whole_frame(row.lstrip())
 
     def strict(row: str, nxt: str) -> bool:
         head = row.lstrip()
         if head.startswith("File"):  # a whole frame row is followed by its source line; a cut one goes on
-            return bool(nxt) and not _WHOLE_FRAME.match(head) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width
-        return cut(row, nxt) and not row.endswith(SENTENCE_ENDS)
+            return bool(nxt) and not whole_frame(head) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width
+        return cut(row, nxt) and not row.endswith(words.line_or_clause_ends)
 
     def joins_by(breaks, continues) -> set[int]:
         starts = {row[:START_CHARS] for row, before in zip(rows, ["", *rows]) if not breaks(before, row)}
@@ -144,12 +139,12 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
 
     joins = joins_by(strict, lambda row, nxt: _continues(row, nxt, words))
     if len(joins) >= MIN_REFLOWED_LINES:
-        return joins | joins_by(lambda row, nxt: cut(row, nxt, True) and not row.endswith(_WHOLE_SENTENCE_ENDS),
+        return joins | joins_by(lambda row, nxt: cut(row, nxt, True) and not row.endswith(words.line_ends),
                                 goes_on)
     lone = joins | {i for i in joins_by(lambda row, nxt: cut(row, nxt, True) and row.endswith(":"), goes_on)
                     if " " not in rows[i + 1].strip()}
     return {i for i in lone if len(rows[i + 1].split(" ", 1)[0]) < width  # not the longest row's own word
-            and (rows[i + 1][:1].islower() or rows[i + 1][:1] in _GOES_ON
+            and (rows[i + 1][:1].islower() or rows[i + 1].startswith(words.goes_on)
                  or rows[i].lstrip().startswith("File") or rows[i].endswith(":"))}
 
 
@@ -185,7 +180,7 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
     joins = reflowed(rows, words)
     width = max(map(len, rows), default=0)
     shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
-    at_width = sum(len(row) == width and bool(nxt.strip()) and not _BANNER_END.search(row)
+    at_width = sum(len(row) == width and bool(nxt.strip()) and not words.banner_end.search(row)
                    for row, nxt in zip(rows, rows[1:]))
     if shorter < max(MIN_REFLOWED_LINES, at_width):
         joined = unwrapped(rows, words)

@@ -2,8 +2,8 @@
 
 The YAML file holds the words (launcher labels, loss and progress wordings, progress-bar redraws,
 what is masked between ranks, progress positions, rates, failure markers, the rank-list wording of
-a stuck-rank hit, line prefixes, what starts a line of its own in a paste); this module assembles them into the line regexes the scan runs
-(:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces the keys it gives.
+a stuck-rank hit, line prefixes, what starts a line of its own in a paste and how a pasted row shows it is
+whole or was cut); this module assembles them into the line regexes the scan runs (:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces the keys it gives.
 """
 
 from __future__ import annotations
@@ -30,7 +30,15 @@ _LISTS = {
     "timeout_value": "the timeout a collective or store wait ran out of",
     "own_line_starts": "what starts a line of its own in a pasted log (never joined to the row before)",
     "own_line_after_word": "what starts a line of its own after a row a re-flow broke",
+    "line_ends": "how a pasted row that is a whole line ends (literal endings)",
+    "clause_ends": "how a pasted row may end a line, unless the paste is known re-flowed (literal endings)",
+    "goes_on": "how a row that reads as the rest of a row a re-flow broke begins (literal beginnings)",
+    "banner_end": "a banner's run that ends a whole row, however long",
+    "whole_frame": "a traceback frame's row as Python prints it whole",
+    "terminal_widths": "terminal widths where a few rows cut at one width show a hard wrap (whole numbers)",
 }
+_LITERALS = ("progress_words", "line_ends", "clause_ends", "goes_on")  # lists of literal strings, not regexes
+_NUMBERS = ("terminal_widths",)  # lists of whole numbers
 PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
 _RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
@@ -58,6 +66,12 @@ class SymptomWords:
     timeout_value: tuple[re.Pattern[bytes], ...]  # group ``ms`` or ``s``: the timeout a wait ran out of
     own_line: re.Pattern[str]          # matched at a row's start (indentation removed): a line of its own
     own_line_after_word: re.Pattern[str]  # matched at a row's start: a line of its own after a re-flow's break
+    line_ends: tuple[str, ...]            # a pasted row ending so is a whole line
+    line_or_clause_ends: tuple[str, ...]  # the same, with the clause ends (a paste not known re-flowed)
+    goes_on: tuple[str, ...]              # a row beginning so reads as the rest of the row before
+    banner_end: re.Pattern[str]           # searched in a row: a banner's run ends it
+    whole_frame: re.Pattern[str]          # matched at a row's start (indentation removed): a whole frame row
+    terminal_widths: frozenset[int]
 
 
 def _alternatives(items: list[str]) -> bytes:
@@ -104,7 +118,10 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
         elapsed=tuple(re.compile(item.encode("utf-8")) for item in raw["progress_elapsed"]),
         timeout_value=tuple(re.compile(item.encode("utf-8")) for item in raw["timeout_value"]),
         own_line=re.compile("(?:" + "|".join(raw["own_line_starts"]) + ")"),
-        own_line_after_word=re.compile("(?:" + "|".join(raw["own_line_after_word"]) + ")"))
+        own_line_after_word=re.compile("(?:" + "|".join(raw["own_line_after_word"]) + ")"),
+        line_ends=tuple(raw["line_ends"]), line_or_clause_ends=tuple(raw["line_ends"] + raw["clause_ends"]),
+        goes_on=tuple(raw["goes_on"]), banner_end=re.compile("|".join(raw["banner_end"])),
+        whole_frame=re.compile("|".join(raw["whole_frame"])), terminal_widths=frozenset(raw["terminal_widths"]))
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
@@ -148,11 +165,17 @@ def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dic
             problem(line, f"unknown key {key!r}", f"did you mean {close[0]!r}?" if close else
                     f"allowed keys: doc, {', '.join(_LISTS)}, stuck_ranks")
             continue
+        if key in _NUMBERS:
+            if not isinstance(value, list) or not value or not all(type(item) is int and item > 0 for item in value):
+                problem(line, f"{key!r} should be a non-empty list of whole numbers ({_LISTS[key]})", "", key)
+            else:
+                out[key] = list(value)
+            continue
         if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
             problem(line, f"{key!r} should be a non-empty list of strings ({_LISTS[key]})", "", key)
             continue
         bad = False
-        for i, item in enumerate(value if key != "progress_words" else ()):
+        for i, item in enumerate(value if key not in _LITERALS else ()):
             message = _regex_problem(item, verify)
             if message:
                 problem(value.line_of(i), f"{key}[{i}] {message}", "each entry is a Python regular expression", key)
