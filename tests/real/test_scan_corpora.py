@@ -258,12 +258,10 @@ KNOWN_FALSE_ALARMS = {
     # are outside its configured window; the counters advance alike on every rank (rank-uniform), so every rank skips
     # the same backward (collective-mismatch, scan-recall7b's checker).
     "cientgu/VQ-Diffusion/train.py": {"collective-mismatch image_synthesis/engine/solver.py:242"},
-    # Second first look of scan-precision7, judged wrong (scan-recall7a's checkers): hifi-gan places every model and
+    # Second first look of scan-precision7, judged wrong (scan-recall7a's checker): hifi-gan places every model and
     # batch on `cuda:{rank}` explicitly and wraps with device_ids=[rank], with no barrier nor collective on the
-    # current device, so the missing set_device changes nothing; mistral-finetune's `torch.cuda.set_device(0)` runs
-    # only under `if torch.cuda.device_count() == 1:` (one GPU visible per task: 0 is this rank's own GPU).
+    # current device, so the missing set_device changes nothing.
     "jik876/hifi-gan/train.py": {"missing-set-device train.py:26"},
-    "mistralai/mistral-finetune/train.py": {"hardcoded-cuda0 finetune/distributed.py:39"},
 }
 
 

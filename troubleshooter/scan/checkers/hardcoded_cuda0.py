@@ -6,7 +6,7 @@ import ast
 import re
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, local_rank_name, option_default
+from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, local_rank_name, option_default
 from troubleshooter.scan.model import RANK0, const, dotted, last, source
 
 
@@ -71,7 +71,7 @@ class HardcodedCuda0Checker(Checker):
         wraps = {id(w.node) for w in ddp_wraps(m)}
         fallbacks = _one_process_fallbacks(m)
         for s in m.calls:
-            if self._skip(s.ctx) or id(s.node) in fallbacks:
+            if self._skip(s.ctx) or id(s.node) in fallbacks or _in_one_gpu_arm(m, s.node, s.ctx.func):
                 continue
             first = s.arg(0)
             if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
@@ -92,7 +92,8 @@ class HardcodedCuda0Checker(Checker):
                 yield s.line, s.node, "device_ids=[0]"
         for bindings in m.bindings.values():
             for b in bindings:
-                if not self._skip(b.ctx) and id(b.value) not in fallbacks and _cuda0(m, b.value):
+                if not self._skip(b.ctx) and id(b.value) not in fallbacks and _cuda0(m, b.value) \
+                        and not _in_one_gpu_arm(m, b.value, b.func):
                     yield b.line, b.value, "cuda:0"
         if not any(s.name in m.P.set_device and s.arg(0) is not None and m.mentions_rank(s.arg(0)) for s in m.calls):
             yield from self._config_devices(m)
@@ -167,6 +168,42 @@ def _one_process_fallbacks(m) -> set[int]:
         fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
         fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(m, b))
     return fallbacks
+
+
+def _in_one_gpu_arm(m, node: ast.AST, func) -> bool:
+    """The node (a call, a bound value) sits in the arm of an ``if`` that runs only when this process sees a single GPU: ``if
+    torch.cuda.device_count() == 1:`` (``<= 1``, ``< 2``, the ``else`` of ``> 1`` / ``>= 2`` / ``!= 1``; the count
+    may be bound to a name first). One GPU per task (``--gpus-per-task=1``, a per-rank CUDA_VISIBLE_DEVICES): GPU 0
+    is this rank's own GPU."""
+    for branch in m.nodes_in(func.node if func is not None else m.tree):
+        if isinstance(branch, ast.If):
+            alone = _one_gpu_when(m, branch.test, branch.lineno, func)
+            arm = branch.body if alone else branch.orelse if alone is False else ()
+            if any(contains(stmt, node) for stmt in arm):
+                return True
+    return False
+
+
+def _one_gpu_when(m, test: ast.AST, line: int, func) -> bool | None:
+    """True when ``test`` holds only with one visible GPU, False when it fails only then, None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _one_gpu_when(m, test.operand, line, func)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    counted = test.left
+    if isinstance(counted, ast.Name):  # ``n_gpu = torch.cuda.device_count()`` then ``if n_gpu == 1:``
+        bound = m.binding(counted.id, line, func)
+        counted = bound.value if bound is not None else counted
+    made = m.site_of(counted) if isinstance(counted, ast.Call) else None
+    if made is None or last(made.name or made.method) != "device_count":
+        return None
+    bound, op = const(test.comparators[0]), test.ops[0]
+    if bound == 1 and isinstance(op, (ast.Eq, ast.LtE)) or bound == 2 and isinstance(op, ast.Lt):
+        return True
+    if bound == 1 and isinstance(op, (ast.Gt, ast.NotEq)) or bound == 2 and isinstance(op, ast.GtE):
+        return False
+    return None
 
 
 def _handed_to_distributed_setup(m, binding) -> bool:
