@@ -309,3 +309,68 @@ def test_gloo_without_an_interface_for_its_address_is_the_interface_family(rules
 def test_another_programs_interface_lookup_is_not_gloos(rules):
     _root, shown = root_and_shown(rules, "ERROR: Unable to find interface for IP: 10.0.0.7")
     assert "wrong-network-interface" not in shown
+
+
+# accelerate refuses NCCL on consumer GPUs whose driver breaks peer-to-peer unless NCCL_P2P_DISABLE /
+# NCCL_IB_DISABLE are set (both its wordings, its forks'): the P2P family, whose fix is exactly that.
+CONSUMER_GPU_P2P = [
+    "NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via P2P or IB. "
+    'Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use `accelerate launch` which will do this '
+    "automatically.",
+    "NotImplementedError: Using RTX 3090 or 4000 series doesn't support faster communication broadband via P2P or IB. "
+    "Please",
+    '  File "/home/user/miniconda3/lib/python3.10/site-packages/accelerate/state.py", line 287, in __init__\n'
+    "    raise NotImplementedError(\n"
+    "NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via P2P or IB. "
+    'Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use `sapiens_accelerator launch` which will do '
+    "this automatically.",
+]
+
+
+@pytest.mark.parametrize("text", CONSUMER_GPU_P2P)
+def test_accelerate_refusing_p2p_on_consumer_gpus_is_the_p2p_family(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "nccl-p2p-hang"
+
+
+def test_a_script_echoing_the_advice_is_not_the_p2p_family(rules):
+    text = "# RTX 3090 or 4000 series doesn't support faster communication broadband via P2P or IB\nexport NCCL_P2P_DISABLE=1"
+    _root, shown = root_and_shown(rules, text)
+    assert "nccl-p2p-hang" not in shown
+
+
+# A spawned child re-importing a main module that starts processes at module level (Windows, macOS,
+# mp.spawn, a spawn-context DataLoader): Python's bootstrapping-phase refusal, over its several lines
+# or folded into one, is the missing main guard.
+BOOTSTRAPPING_PHASE = [
+    "RuntimeError: \n        An attempt has been made to start a new process before the\n"
+    "        current process has finished its bootstrapping phase.\n\n"
+    "        This probably means that you are not using fork to start your\n"
+    "        child processes and you have forgotten to use the proper idiom\n"
+    "        in the main module:\n\n"
+    "            if __name__ == '__main__':\n                freeze_support()\n                ...",
+    "RuntimeError: An attempt has been made to start a new process before the current process has finished its "
+    "bootstrapping phase.",
+    'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+    '  File "C:\\\\Users\\\\user\\\\anaconda3\\\\lib\\\\multiprocessing\\\\spawn.py", line 116, in spawn_main\n'
+    "    exitcode = _main(fd, parent_sentinel)\n"
+    '  File "C:\\\\Users\\\\user\\\\anaconda3\\\\lib\\\\multiprocessing\\\\spawn.py", line 134, in _check_not_importing_main\n'
+    "    raise RuntimeError('''\n"
+    "RuntimeError:\n        An attempt has been made to start a new process before the\n"
+    "        current process has finished its bootstrapping phase.",
+]
+
+
+@pytest.mark.parametrize("text", BOOTSTRAPPING_PHASE)
+def test_a_child_reimporting_a_main_that_spawns_is_the_missing_main_guard(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "spawn-without-main-guard"
+
+
+def test_a_child_that_states_another_reason_keeps_it(rules):
+    text = (
+        "-- Process 1 terminated with the following error:\nTraceback (most recent call last):\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 10.76 GiB total capacity)"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert "spawn-without-main-guard" not in shown
