@@ -374,3 +374,36 @@ def test_a_child_that_states_another_reason_keeps_it(rules):
     )
     _root, shown = root_and_shown(rules, text)
     assert "spawn-without-main-guard" not in shown
+
+
+# The JIT-built op's library missing from the extensions cache (its build failed, on this rank or on
+# the one that built while the others waited, or was interrupted): the build family, whatever the
+# cache directory is called. Other libraries missing from the loader path are not it.
+EXTENSION_LIBRARY_MISSING = [
+    "ImportError: /root/.cache/torch_extensions/py38_cu118/fused_adam/fused_adam.so: cannot open shared object "
+    "file: No such file or directory",
+    "ImportError: /home/user/.cache/torch_extensions/py39_cu118/cpu_adam/cpu_adam.so: cannot open shared object "
+    "file: No such file or directory",
+    "ImportError: workspace/torch_extendsions/fused_adam/fused_adam.so: cannot open shared object file: No such "
+    "file or directory",
+    "[rank1]: ImportError: /data/cache/ext/transformer_inference/transformer_inference.so: cannot open shared "
+    "object file: No such file or directory",
+]
+
+
+@pytest.mark.parametrize("text", EXTENSION_LIBRARY_MISSING)
+def test_a_jit_op_missing_from_the_extension_cache_is_the_build_family(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "tool-missing"
+
+
+NOT_EXTENSION_LIBRARY = [
+    "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+    "OSError: libnccl.so.2: cannot open shared object file: No such file or directory",
+]
+
+
+@pytest.mark.parametrize("text", NOT_EXTENSION_LIBRARY)
+def test_other_missing_libraries_are_not_the_jit_build(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "tool-missing" not in shown
