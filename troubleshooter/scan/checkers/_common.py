@@ -259,3 +259,31 @@ def dict_keys(m: ModuleIndex, node: ast.AST, before: int, func: FuncInfo | None,
                 keys.update(dict_keys(m, update.node.args[0], update.line, func, depth - 1))
             keys.update({k.arg: k.value for k in update.node.keywords if k.arg})
     return keys
+
+
+def launcher_absent_when(m: ModuleIndex, test: ast.AST) -> bool | None:
+    """True when ``test`` holds only where no launcher set the rank (``'RANK' not in os.environ``,
+    ``os.environ.get("LOCAL_RANK") is None``: one process), False when it fails only then (``'RANK' in os.environ
+    and 'WORLD_SIZE' in os.environ``), None otherwise. The variables: the upper-case rank names and process counts."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = launcher_absent_when(m, test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):  # every operand must say the same: all present (and), all absent (or)
+        parts = {launcher_absent_when(m, value) for value in test.values}
+        wanted = False if isinstance(test.op, ast.And) else True
+        return wanted if parts == {wanted} else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.In, ast.NotIn)) and dotted(right) in ("os.environ", "environ"):
+        key = const(test.left)
+        absent = isinstance(op, ast.NotIn)
+    elif isinstance(op, (ast.Is, ast.IsNot)) and const(right, default=...) is None and isinstance(test.left, ast.Call) \
+            and (dotted(test.left.func) or "") in ("os.environ.get", "environ.get", "os.getenv", "getenv"):
+        key = const(test.left.args[0]) if test.left.args else None
+        absent = isinstance(op, ast.Is)
+    else:
+        return None
+    if not isinstance(key, str) or not key.isupper():
+        return None
+    return absent if key in m.P.rank_names or key.lower() in m.P.process_count_words else None

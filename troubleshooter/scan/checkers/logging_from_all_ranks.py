@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, function_arguments, local_callee
+from troubleshooter.scan.checkers._common import contains, function_arguments, launcher_absent_when, local_callee
 from troubleshooter.scan.model import const, dotted, last, walk
 
 
@@ -240,6 +240,9 @@ def _in_one_process_arm(m, site) -> bool:
 
 def _one_process_when(m, test: ast.AST) -> bool | None:
     """True when the test holds only for one process, False when it fails only for one, None otherwise."""
+    absent = launcher_absent_when(m, test)  # ``if 'RANK' not in os.environ:``: no launcher, one process
+    if absent is not None:
+        return absent
     if isinstance(test, ast.NamedExpr):  # ``if (alone := local_rank == -1):`` tests the value it binds
         return _one_process_when(m, test.value)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

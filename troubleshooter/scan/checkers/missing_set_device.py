@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    collective_names, ddp_wraps, local_callee, local_rank_name, resolved_const,
+    collective_names, contains, ddp_wraps, launcher_absent_when, local_callee, local_rank_name, resolved_const,
 )
 from troubleshooter.scan.model import RANK0, const, dotted
 
@@ -66,7 +66,8 @@ class MissingSetDeviceChecker(Checker):
         if first.ctx.sides or first.ctx.dist_branch:
             return
         for site in m.calls:
-            if site.ctx.func is not first.ctx.func or site.line >= first.line or site.ctx.sides:
+            if site.ctx.func is not first.ctx.func or site.line >= first.line or site.ctx.sides \
+                    or _in_launcher_absent_arm(m, site):
                 continue
             loads = site.name == "torch.load" and site.kw("map_location") is None and len(site.node.args) < 2
             moves = isinstance(site.node.func, ast.Attribute) and (
@@ -80,6 +81,18 @@ class MissingSetDeviceChecker(Checker):
                                      "there; set the device first (and load with map_location)",
                           {"variable": rank}, stands_when_satisfied=True)
                 return
+
+
+def _in_launcher_absent_arm(m, site) -> bool:
+    """The call sits in the arm that runs only when no launcher set the rank (``elif 'RANK' not in os.environ:
+    ... return``): one process, whose GPU 0 is its own."""
+    for branch in m.nodes_in(site.ctx.func.node if site.ctx.func is not None else m.tree):
+        if isinstance(branch, ast.If):
+            absent = launcher_absent_when(m, branch.test)
+            arm = branch.body if absent else branch.orelse if absent is False else ()
+            if any(contains(stmt, site.node) for stmt in arm):
+                return True
+    return False
 
 
 def _device_from_library(m) -> bool:
