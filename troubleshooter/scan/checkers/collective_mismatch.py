@@ -56,6 +56,7 @@ class CollectiveMismatchChecker(Checker):
         yield from self._ragged_collectives(m, names)
         yield from self._clock_conditions(m, names, reach)
         yield from self._collective_reads(m)
+        yield from self._handler_collectives(m, names, reach)
         for site, label in candidates:
             if self._balanced(site, label, candidates):
                 continue
@@ -220,6 +221,48 @@ class CollectiveMismatchChecker(Checker):
                                  "clock: each rank takes it at its own moment, so one rank enters the collective while "
                                  "another goes on to the next one, and both block until the timeout; decide on one "
                                  "rank and broadcast the decision (or test a step count)", {"variable": label})
+
+    def _handler_collectives(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
+        """A collective (or a local function that runs one) in an ``except`` handler of a step in a loop (``except
+        RuntimeError: torch.cuda.empty_cache(); dist.barrier(); continue``): only the rank whose batch raised runs the
+        handler, so it waits in that collective while the others go on to the next step's all-reduce. Quiet when the
+        handler re-raises (the run stops anyway), catches an exception every rank raises at the same step
+        (``rank_uniform_exceptions``: StopIteration at the end of a shard) or the try body runs the same collective
+        (both paths join it)."""
+        for infos in m.functions.values():
+            for info in infos:
+                if info.name == "<class>":
+                    continue
+                for loop in m.nodes_in(info.node):
+                    if not isinstance(loop, (ast.For, ast.While)):
+                        continue
+                    for node in loop.body:
+                        if not isinstance(node, ast.Try):
+                            continue
+                        tried = {s.method for stmt in node.body for s in m.sites_in(stmt)}
+                        for handler in node.handlers:
+                            if handler.body and isinstance(handler.body[-1], ast.Raise) or handler.type is not None \
+                                    and {last(dotted(n) or "") for n in ast.walk(handler.type)} & m.P.rank_uniform_exceptions:
+                                continue
+                            for site in (s for stmt in handler.body for s in m.sites_in(stmt)):
+                                if site.ctx.func is not info or site.ctx.sides or site.method in tried:
+                                    continue
+                                label = site.method if self._is_collective(m, site, names) else None
+                                callee = local_callee(m, site) if label is None else None
+                                runs = reach.of_call(callee, site, {}) if callee is not None and callee is not info \
+                                    else None
+                                if runs:
+                                    label = f"{callee.name}() (it runs {runs})"
+                                if label is None:
+                                    continue
+                                caught = ast.unparse(handler.type) if handler.type is not None else "an exception"
+                                yield Hit(site.line, f"{label} runs in the handler of {caught} (line "
+                                                     f"{handler.lineno}), which only the rank whose step raised "
+                                                     "enters: it waits in that collective while the others go on to "
+                                                     "the next step's all-reduce, and both block until the timeout; "
+                                                     "record the failure in a flag and reduce it on every rank "
+                                                     "after the try", {"variable": label})
+                                return
 
     @staticmethod
     def _collective_reads(m: ModuleIndex):
