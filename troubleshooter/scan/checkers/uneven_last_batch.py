@@ -42,6 +42,34 @@ class UnevenLastBatchChecker(Checker):
                                  f"`with {model}.join():`", {"model": model, "loader": loader, "dataset": dataset})
         yield from self._hand_partitioned_loops(m, model)
         yield from self._rank_sharding_samplers(m, model)
+        yield from self._local_rank_samplers(m, model)
+
+    @staticmethod
+    def _local_rank_samplers(m, model: str):
+        """A sampler class of this file that picks this rank's indices itself (``range(rank, n, world_size)``, a
+        ``ceil`` chunk cut at the end) without evening the ranks out: nothing pads the last rank or drops the
+        remainder (no floor division, no ``total_size`` / padding / ``drop_last``), so the ranks get different numbers
+        of batches. A subclass of DistributedSampler pads like it."""
+        for site in dataloaders(m):
+            given = site.kw("sampler") or site.kw("batch_sampler")
+            if isinstance(given, (ast.Name, ast.Attribute)):
+                binding = m.binding(dotted(given), site.line, site.ctx.func)
+                given = binding.value if binding is not None else None
+            if not (isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id in m.classes):
+                continue
+            cls = m.classes[given.func.id]
+            if any(m.qual(base) in m.P.distributed_samplers for base in cls.bases) or not (
+                    m.mentions_rank(cls) or any(m.mentions_rank(a) for a in [*given.args, *given.keywords])):
+                continue
+            if not any(isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and dotted(n.func) == "range"
+                       for n in ast.walk(cls)) or _evens_ranks(cls):
+                continue
+            yield Hit(site.line, f"{cls.name} picks each rank's indices itself without evening the ranks out (no "
+                                 "padding, no dropped remainder): when the data does not divide evenly the ranks run "
+                                 f"different numbers of steps and the last {model} all-reduce waits forever; pad like "
+                                 f"DistributedSampler, drop the remainder or use `with {model}.join():`",
+                      {"model": model, "loader": loader_label(site), "dataset": cls.name})
+            return
 
     @staticmethod
     def _rank_only_tested(m, made) -> bool:
@@ -127,3 +155,19 @@ class UnevenLastBatchChecker(Checker):
 
 
 CHECKER = UnevenLastBatchChecker()
+
+
+def _evens_ranks(cls: ast.ClassDef) -> bool:
+    """The sampler evens the ranks out: a floor division (``n // world_size``), a padding append (``indices +=
+    indices[:pad]``), or a ``total_size`` / ``pad`` / ``drop_last`` name."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(
+                node.value, (ast.Subscript, ast.BinOp, ast.List, ast.ListComp)):
+            return True
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+            node.arg if isinstance(node, ast.arg) else None
+        if name and any(word in name.lower() for word in ("total_size", "pad", "drop_last")):
+            return True
+    return False
