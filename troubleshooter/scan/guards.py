@@ -16,7 +16,7 @@ from troubleshooter.scan.patterns import Patterns
 
 RANK0, NONZERO, RANKDEP = "rank0", "nonzero", "rank"
 PREDICATE_STATEMENTS = 8  # functions longer than this are not read as rank predicates
-_NAME, _ATTRIBUTE, _CONSTANT = ast.Name, ast.Attribute, ast.Constant
+_NAME, _ATTRIBUTE, _CONSTANT, _CALL, _SUBSCRIPT = ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript
 # Nodes ``ast.literal_eval`` always refuses (a call may be ``set()``, arithmetic a complex number: not these).
 _NEVER_LITERAL = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BoolOp, ast.Lambda, ast.IfExp,
                             ast.JoinedStr, ast.Starred, ast.NamedExpr, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -277,27 +277,31 @@ class RankLogic:
 
     def is_rank_expr(self, node: ast.AST) -> bool:
         """``rank``, ``args.local_rank``, ``dist.get_rank()``, ``int(os.environ["RANK"])``, a name assigned from one."""
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
+        kind = node.__class__
+        if kind is _NAME or kind is _ATTRIBUTE:  # most nodes asked about (every name a rank test may mention)
+            name = _called_last(node)
+            return bool(name) and self._rank_name(name)
+        if kind is _CALL:
+            func = node.func
+            if func.__class__ is _NAME and func.id == "int" and node.args:
                 return self.is_rank_expr(node.args[0])
-            if last(dotted(node.func)) in ("get", "getenv") and node.args:  # os.environ.get("RANK", 0), os.getenv
+            called = _called_last(func)
+            if called in ("get", "getenv") and node.args:  # os.environ.get("RANK", 0), os.getenv
                 key = const(node.args[0])
                 return isinstance(key, str) and key in self.P.rank_names
-            return self._rank_name(last(dotted(node.func)))
-        if isinstance(node, ast.Subscript):
+            return self._rank_name(called)
+        if kind is _SUBSCRIPT:
             key = const(node.slice)
             return isinstance(key, str) and key in self.P.rank_names
-        text = dotted(node)
-        return bool(text) and self._rank_name(last(text))
+        return False  # no other expression is a name
 
     def is_main_flag(self, node: ast.AST) -> bool:
         """``is_main_process()``, ``args.is_master``, ``utils.is_primary(args)``, a flag derived from one."""
-        target = node.func if isinstance(node, ast.Call) else node
-        full = dotted(target)
-        name = last(full)
+        target = node.func if node.__class__ is _CALL else node
+        name = _called_last(target)
         return bool(name) and (name in self.P.main_process_names or name in self.main_vars
                                or self.P.matches("main_process_patterns", name)
-                               or self.P.matches("main_process_patterns", full))
+                               or self.P.matches("main_process_patterns", dotted(target)))
 
     def mentions_rank(self, node: ast.AST, nodes: list[ast.AST] | None = None) -> bool:
         """True when any part of ``node`` is a rank expression (``nodes``: its :func:`walk` without operators, when
@@ -307,23 +311,24 @@ class RankLogic:
 
     def classify(self, test: ast.AST) -> tuple[str, str] | None:
         """(side of the body, side of the else) when ``test`` depends on the rank, else None."""
-        if isinstance(test, ast.NamedExpr):  # ``if (is_main := rank == 0):`` tests the value it binds
+        kind = test.__class__
+        if kind is ast.NamedExpr:  # ``if (is_main := rank == 0):`` tests the value it binds
             return self.classify(test.value)
-        if isinstance(test, ast.IfExp):  # ``local_rank == 0 if local else rank == 0``: both arms the same test
+        if kind is ast.IfExp:  # ``local_rank == 0 if local else rank == 0``: both arms the same test
             body = self.classify(test.body)
             if body and body == self.classify(test.orelse):
                 return body
             return self._one_process_arm(test) if self.classify(test.test) is None else None
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        if kind is ast.UnaryOp and test.op.__class__ is ast.Not:
             inner = self.classify(test.operand)
             return (inner[1], inner[0]) if inner else None
-        if isinstance(test, ast.BoolOp):
+        if kind is ast.BoolOp:
             parts = [self.classify(v) for v in test.values]
             known = [p for p in parts if p]
             if not known:
                 return None
             # the else side is the negation: ``not (a and b)`` is ``not a or not b`` and the other way round
-            if isinstance(test.op, ast.And):
+            if test.op.__class__ is ast.And:
                 body = RANK0 if any(p[0] == RANK0 for p in known) else \
                     NONZERO if any(p[0] == NONZERO for p in known) else RANKDEP
                 # ``if not is_main() and not is_xla(): return``: what follows runs on the main process (or under XLA)
@@ -333,13 +338,13 @@ class RankLogic:
             return body, RANK0 if any(p[1] == RANK0 for p in known) else RANKDEP
         if self.is_main_flag(test):
             return (RANK0, NONZERO)
-        if self.off_main_vars and last(dotted(test)) in self.off_main_vars:
+        if self.off_main_vars and _called_last(test) in self.off_main_vars:
             return (NONZERO, RANK0)
-        if self.flag_sides and last(dotted(test)) in self.flag_sides:
-            return self.flag_sides[last(dotted(test))]
+        if self.flag_sides and _called_last(test) in self.flag_sides:
+            return self.flag_sides[_called_last(test)]
         if self.is_rank_expr(test):  # ``if rank:`` is true off rank 0
             return (NONZERO, RANK0)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if kind is ast.Compare and len(test.ops) == 1:
             sides = self._compare(test.left, test.ops[0], test.comparators[0])
             if sides is not None:
                 return sides
