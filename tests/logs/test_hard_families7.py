@@ -18,6 +18,8 @@ line that names its cause elsewhere.
 - An orchestrator that only says the job failed (Kubernetes' BackoffLimitExceeded, Kubeflow's "PyTorchJob x
   is failed because 1 Worker replica(s) failed") makes a failing log, never a clean one; a cause printed
   with it (an OOMKilled pod) still comes first.
+- A pool that lost a worker without an exception (concurrent.futures' BrokenProcessPool, HF datasets' map
+  "One of the subprocesses has abruptly died") is a failure, never clean; a kill printed with it wins.
 - Symptom-only logs: the steps of an epoch are read from tqdm's ascii bar too ("|##########| 1563/1563 [")
   and Lightning's "Starting with N processes" declares a world size, so a log comparing 1 and 2 processes
   whose epochs did not shrink says the data is not sharded; epochs that halved stay quiet.
@@ -118,6 +120,10 @@ SIGNAL_EXITS = [
      "last available logs (truncated to 20,000 chars):", "out-of-memory"),
     ("CompletedProcess(args=['torchrun', 'train.py'], returncode=-11)", "native-crash"),
     ("AzureMLCompute job failed.\nUserError: Process 'worker 0' exited with code -9", "out-of-memory"),
+    # joblib/loky names the signal of the workers it lost
+    ("joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
+     "unexpectedly terminated.\n\nThe exit codes of the workers are {SIGKILL(-9)}", "out-of-memory"),
+    ("The exit codes of the workers are {SIGSEGV(-11), SIGSEGV(-11)}", "native-crash"),
 ]
 
 
@@ -212,3 +218,27 @@ def test_epochs_that_halved_with_twice_the_ranks_stay_quiet(rules):
     )
     _root, shown = root_and_shown(rules, text)
     assert shown == []
+
+
+POOL_WORKER_DIED = [
+    "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the "
+    "future was running or pending.",
+    "Map (num_proc=32):  45%|████▌     | 45000/100000 [01:10<01:30, 610 examples/s]\nmultiprocess.pool.RemoteTraceback: "
+    "One of the subprocesses has abruptly died during map operation.To debug the error, disable multiprocessing.",
+]
+
+
+@pytest.mark.parametrize("text", POOL_WORKER_DIED)
+def test_a_pool_that_lost_a_worker_is_a_failure(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert shown == ["unrecognized-failure"]
+
+
+def test_the_kill_that_broke_the_pool_comes_first(rules):
+    text = (
+        "[Mon Mar  4 10:00:00 2024] Out of memory: Killed process 4242 (python) total-vm:80000000kB\n"
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while "
+        "the future was running or pending."
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown[0] == "out-of-memory"
