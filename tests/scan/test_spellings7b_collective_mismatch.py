@@ -164,3 +164,65 @@ def test_collective_in_an_except_handler_of_a_step(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(QUIET))
 def test_every_rank_joins(tmp_path, name):
     assert ID not in scan_ids(tmp_path, body(QUIET[name]))
+
+
+OPTIMIZER_WINDOWS = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Solver:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.last_iter = 0
+        self.schedules = {{
+            "warmup": {{"optimizer": torch.optim.SGD(model.parameters(), lr=0.1), "start": 0, "end": 100}},
+            "main": {{"optimizer": torch.optim.AdamW(model.parameters(), lr=1e-3), "start": 100, "end": -1}},
+        }}
+
+    def step(self, batch):
+        x, y = batch
+        for name, sched in self.schedules.{entries}:
+            if {test}:
+                continue
+            loss = nn.functional.cross_entropy(self.model(x.cuda()), y.cuda())
+            sched["optimizer"].zero_grad()
+            loss.backward()
+            sched["optimizer"].step()
+
+    def train(self):
+        for batch in self.loader:
+            self.step(batch)
+            self.last_iter += 1
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(nn.Linear(16, 4).cuda(), device_ids=[local_rank])
+    data = TensorDataset(torch.randn(256, 16), torch.randint(0, 4, (256,)))
+    Solver(model, DataLoader(data, batch_size=16, sampler=DistributedSampler(data))).train()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("entries", ["items()", "values()"])
+def test_a_loop_over_a_mapping_of_optimizers_holds_no_batch_data(tmp_path, entries):
+    """VQ-Diffusion's Solver.step: each optimizer runs only inside its window of iterations, a test on counters and
+    settings that is the same on every rank, not on this rank's batch."""
+    test = 'sched["start"] > self.last_iter' if entries == "items()" else 'name["start"] > self.last_iter'
+    code = OPTIMIZER_WINDOWS.format(entries=entries, test=test)
+    if entries == "values()":
+        code = code.replace("for name, sched in", "for sched in").replace('name["start"]', 'sched["start"]')
+    assert ID not in scan_ids(tmp_path, code)

@@ -394,9 +394,12 @@ def _is_mask(m: ModuleIndex, index: ast.AST, site: CallSite) -> bool:
 
 
 def _batch_names(loop: ast.AST) -> set[str]:
-    """The loop's targets that hold data (``batch`` in ``for step, batch in enumerate(loader)``), not its counters."""
+    """The loop's targets that hold data (``batch`` in ``for step, batch in enumerate(loader)``), not its counters nor
+    the entries of a mapping the process built (``for name, op_sc in self.optimizer_and_scheduler.items():``: the
+    same keys and settings on every rank)."""
     target, it = getattr(loop, "target", None), getattr(loop, "iter", None)
-    if target is None or (isinstance(it, ast.Call) and dotted(it.func) == "range"):
+    if target is None or (isinstance(it, ast.Call) and (dotted(it.func) == "range" or isinstance(
+            it.func, ast.Attribute) and it.func.attr in ("items", "keys", "values") and not it.args)):
         return set()
     if isinstance(it, ast.Call) and dotted(it.func) == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
         target = ast.Tuple(elts=target.elts[1:])
