@@ -3,7 +3,9 @@ indices itself (mlcommons/storage#455's family: ``ceil(n / size)`` per rank with
 stride ``range(rank, n, world_size)``) and never evens the ranks out, so with a length that does not divide evenly the
 ranks run different numbers of steps. The rank reaches the sampler as constructor arguments or is read inside it.
 Near misses that stay quiet: padding like DistributedSampler (``total_size``, ``indices += indices[:pad]``), a floor
-division that drops the remainder, a ``drop_last`` option, a subclass of DistributedSampler, ``with model.join():``."""
+division that drops the remainder, a ``drop_last`` option, a subclass of DistributedSampler, ``with model.join():``.
+Also this rank's piece of a split bound to a name and wrapped afterwards (``mine = np.array_split(order, world)[rank]``,
+``Subset(data, mine.tolist())``)."""
 
 from __future__ import annotations
 
@@ -162,3 +164,48 @@ def test_sampler_that_shards_by_rank_unevenly(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(QUIET))
 def test_even_shards_or_join_stay_quiet(tmp_path, name):
     assert ID not in scan_ids(tmp_path, QUIET[name])
+
+
+PIECE = '''
+import os
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Subset, TensorDataset
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    model = DDP(nn.Linear(8, 2).cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = TensorDataset(torch.randn(1001, 8), torch.randint(0, 2, (1001,)))
+    order = np.random.default_rng(0).permutation(len(data))
+    {piece}
+    loader = DataLoader(Subset(data, mine.tolist()), batch_size=16)
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("piece, uneven", [
+    ("mine = np.array_split(order, world)[rank]", True),
+    ("mine = torch.tensor(order).chunk(world)[rank]", True),
+    ("mine = order[: len(order) // world * world].reshape(world, -1)[rank]", False),
+])
+def test_this_ranks_piece_bound_to_a_name_then_wrapped(tmp_path, piece, uneven):
+    """``np.array_split(order, world)[rank]`` bound to a name, the loader's dataset a Subset of it: uneven pieces
+    unless a floor division cut the remainder first."""
+    assert (ID in scan_ids(tmp_path, PIECE.format(piece=piece))) is uneven

@@ -28,6 +28,14 @@ class UnevenLastBatchChecker(Checker):
             given = site.arg(0, "dataset")
             if isinstance(given, ast.Call) and m.mentions_rank(given):  # DataLoader(Subset(data, parts[rank]))
                 binding, dataset = Binding(source(given), given, site.line, site.ctx.func, site.ctx), source(given)
+            elif isinstance(given, ast.Call):  # ``ids = np.array_split(order, world)[rank]``; ``Subset(data, ids)``
+                picked = next((b for n in ast.walk(given) if isinstance(n, ast.Name) and n is not given.func
+                               and (b := m.binding(n.id, site.line, site.ctx.func)) is not None
+                               and isinstance(b.value, ast.Subscript) and m.mentions_rank(b.value.slice)
+                               and not any(isinstance(d, ast.BinOp) and isinstance(d.op, ast.FloorDiv)
+                                           for d in ast.walk(b.value))), None)  # ``[: n // world * world]``: even
+                if picked is not None:
+                    binding, dataset = picked, source(given)
             if site.rank0 or binding is None:
                 continue
             made = m.value_call(binding.value, binding.line + 1, binding.func)
