@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from troubleshooter.scan.model import CallSite, FuncInfo, ModuleIndex, const, dotted, last, walk
+from troubleshooter.scan.model import RANK0, CallSite, FuncInfo, ModuleIndex, const, dotted, last, walk
 
 
 def ddp_wraps(m: ModuleIndex) -> list[CallSite]:
@@ -287,3 +287,38 @@ def launcher_absent_when(m: ModuleIndex, test: ast.AST) -> bool | None:
     if not isinstance(key, str) or not key.isupper():
         return None
     return absent if key in m.P.rank_names or key.lower() in m.P.process_count_words else None
+
+
+def bare_cuda_placements(m: ModuleIndex):
+    """Modules or tensors placed on the bare ``"cuda"`` device (``.to("cuda")``, ``.to(torch.device("cuda"))``,
+    ``device=`` of a torch factory, or a name bound to one of those) on every rank's path. A device string handed
+    to a library helper (which may pick the rank's GPU itself) is not a placement."""
+    for s in m.calls:
+        if s.ctx.dist_branch or any(entry[1] == RANK0 for entry in s.ctx.sides) or (s.ctx.func and s.ctx.func.rank0):
+            continue
+        if s.method == "to" and isinstance(s.node.func, ast.Attribute):
+            placed = s.arg(0, "device")
+        elif s.name.startswith("torch.") and s.name != "torch.device":
+            placed = s.kw("device")
+        else:
+            continue
+        if placed is not None and bare_cuda(m, placed, s):
+            yield s
+
+
+def bare_cuda(m: ModuleIndex, node: ast.AST | None, site: CallSite) -> bool:
+    """``"cuda"`` or ``torch.device("cuda")`` with no index, directly or through a name the site's function binds
+    to one of them."""
+    name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if name and "." not in name:
+        bound = [b for b in m.bindings.get(name, ()) if b.ctx.func is site.ctx.func and b.line <= site.line]
+        node = max(bound, key=lambda b: b.line).value if bound else None
+    elif name and name.startswith("self.") and name.count(".") == 1:  # ``self.device = torch.device("cuda")``
+        cls = site.ctx.func.cls if site.ctx.func else None
+        bound = [b for b in m.bindings.get(name, ()) if cls and b.func and b.func.cls == cls]
+        node = bound[0].value if len(bound) == 1 else None
+    if const(node, default=...) == "cuda":
+        return True
+    made = m.site_of(node) if isinstance(node, ast.Call) else None
+    return made is not None and made.name == "torch.device" and const(made.arg(0)) == "cuda" \
+        and made.arg(1, "index") is None

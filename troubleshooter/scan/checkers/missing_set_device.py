@@ -6,9 +6,10 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    collective_names, contains, ddp_wraps, launcher_absent_when, local_callee, local_rank_name, resolved_const,
+    bare_cuda_placements, collective_names, contains, ddp_wraps, launcher_absent_when, local_callee, local_rank_name,
+    resolved_const,
 )
-from troubleshooter.scan.model import RANK0, const, dotted
+from troubleshooter.scan.model import const, dotted
 
 
 class MissingSetDeviceChecker(Checker):
@@ -36,7 +37,7 @@ class MissingSetDeviceChecker(Checker):
             if not self._uses_gpu(m):
                 continue
             rank = local_rank_name(m) or "local_rank"
-            bare = next(_bare_cuda_placements(m), None)
+            bare = next(bare_cuda_placements(m), None)
             placed = (f"; {ast.unparse(bare.node)} at line {bare.line} therefore also lands on GPU 0"
                       if bare is not None else "")
             yield Hit(site.line, f"the process group starts without torch.cuda.set_device({rank}): NCCL then uses "
@@ -116,41 +117,6 @@ def _imported(m, func: ast.AST) -> bool:
     """The callee is reached through an import (``utils.get_device``, ``from lib import get_device``), not a
     method of the script's own objects (``self.config.get("device", "cuda")`` reads a setting)."""
     return (dotted(func) or "").partition(".")[0] in m.aliases
-
-
-def _bare_cuda_placements(m):
-    """Modules or tensors placed on the bare ``"cuda"`` device (``.to("cuda")``, ``.to(torch.device("cuda"))``,
-    ``device=`` of a torch factory, or a name bound to one of those) on every rank's path. A device string handed
-    to a library helper (which may pick the rank's GPU itself) is not a placement."""
-    for s in m.calls:
-        if s.ctx.dist_branch or any(entry[1] == RANK0 for entry in s.ctx.sides) or (s.ctx.func and s.ctx.func.rank0):
-            continue
-        if s.method == "to" and isinstance(s.node.func, ast.Attribute):
-            placed = s.arg(0, "device")
-        elif s.name.startswith("torch.") and s.name != "torch.device":
-            placed = s.kw("device")
-        else:
-            continue
-        if placed is not None and _bare_cuda(m, placed, s):
-            yield s
-
-
-def _bare_cuda(m, node, site) -> bool:
-    """``"cuda"`` or ``torch.device("cuda")`` with no index, directly or through a name the site's function binds
-    to one of them."""
-    name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-    if name and "." not in name:
-        bound = [b for b in m.bindings.get(name, ()) if b.ctx.func is site.ctx.func and b.line <= site.line]
-        node = max(bound, key=lambda b: b.line).value if bound else None
-    elif name and name.startswith("self.") and name.count(".") == 1:  # ``self.device = torch.device("cuda")``
-        cls = site.ctx.func.cls if site.ctx.func else None
-        bound = [b for b in m.bindings.get(name, ()) if cls and b.func and b.func.cls == cls]
-        node = bound[0].value if len(bound) == 1 else None
-    if const(node, default=...) == "cuda":
-        return True
-    made = m.site_of(node) if isinstance(node, ast.Call) else None
-    return made is not None and made.name == "torch.device" and const(made.arg(0)) == "cuda" \
-        and made.arg(1, "index") is None
 
 
 CHECKER = MissingSetDeviceChecker()
