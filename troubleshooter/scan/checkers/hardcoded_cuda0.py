@@ -6,7 +6,9 @@ import ast
 import re
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, ddp_wraps, local_callee, local_rank_name, option_default
+from troubleshooter.scan.checkers._common import (
+    bare_cuda, contains, ddp_wraps, local_callee, local_rank_name, option_default,
+)
 from troubleshooter.scan.model import RANK0, const, dotted, last, source
 
 
@@ -35,6 +37,13 @@ class HardcodedCuda0Checker(Checker):
             yield Hit(line, f"{source(node)} pins every rank to GPU {gpu}: all processes share one GPU (OOM, "
                             f"'Duplicate GPU detected'); use cuda:{{{rank}}}",
                       {"device": text, "variable": rank})
+        for site in _placed_before_device_picker(m):
+            if site.line not in seen:
+                seen.add(site.line)
+                yield Hit(site.line, f"{source(site.node)} places on the default GPU before the Accelerator picks each "
+                                     "process's GPU: every process puts it on GPU 0 (uneven memory, OOM); build the "
+                                     "Accelerator first and use accelerator.device or accelerator.prepare()",
+                          {"device": "cuda", "variable": "accelerator.device"})
         for site in self._loads_without_placement(m):
             if site.line not in seen:
                 seen.add(site.line)
@@ -155,6 +164,41 @@ class HardcodedCuda0Checker(Checker):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
                             and isinstance(value, ast.Constant) and value.value == "cuda:0":
                         yield value.lineno, value, "cuda:0"
+
+
+def _placed_before_device_picker(m):
+    """Bare ``"cuda"`` placements (``.cuda()``, ``.to("cuda")``, ``torch.device("cuda")``) that run before the object
+    that binds each process to its GPU is built (``device_pickers``: Accelerate's ``Accelerator`` /
+    ``PartialState`` call ``torch.cuda.set_device`` on construction): earlier in the same function, or in the
+    function (or module level) that reaches that construction through a local function or class
+    (``model.cuda()`` then ``Trainer(model)`` whose ``__init__`` builds the Accelerator). Until then the current
+    device of every process is GPU 0."""
+    points = [s for s in m.calls if s.name in m.P.device_pickers and not HardcodedCuda0Checker._skip(s.ctx)]
+    building = {id(s.ctx.func) for s in points if s.ctx.func is not None}
+    for _ in range(3):  # the construction reached through up to three local calls
+        more = [s for s in m.calls if s not in points and _reaches(m, s, building)]
+        if not more:
+            break
+        points += more
+        building |= {id(s.ctx.func) for s in more if s.ctx.func is not None}
+    if not points:
+        return
+    for s in m.calls:
+        if HardcodedCuda0Checker._skip(s.ctx) or not isinstance(s.node.func, ast.Attribute):
+            continue
+        bare = (s.method == "cuda" and not s.node.args and not s.node.keywords) or (
+            s.method == "to" and bare_cuda(m, s.arg(0, "device"), s))
+        if bare and any(p.ctx.func is s.ctx.func and s.line < p.line for p in points):
+            yield s
+
+
+def _reaches(m, site, building: set[int]) -> bool:
+    """The call runs a local function, or builds a local class whose ``__init__`` is, among ``building``."""
+    callee = local_callee(m, site)
+    if callee is not None:
+        return id(callee) in building
+    return site.recv is None and site.method in m.classes and any(
+        id(info) in building for info in m.functions.get("__init__", ()) if info.cls == site.method)
 
 
 def _one_process_fallbacks(m) -> set[int]:
