@@ -34,6 +34,7 @@ class CheckpointWithoutModuleChecker(Checker):
                 yield Hit(save.line, f"torch.save({name}) pickles the DDP wrapper itself: loading it needs the wrapper "
                                      f"and a process group, and its state keys start with 'module.'; save "
                                      f"{name}.module.state_dict()", {"model": name})
+        yield from self._plain_loads_into_wrapper(m)
         yield from self._prepared(m)
         yield from self._containers(m)
         yield from self._named_attributes(m)
@@ -166,6 +167,30 @@ class CheckpointWithoutModuleChecker(Checker):
                                      f"wrapper, every key starts with 'module.'; save {unwrapped}.state_dict()",
                           {"model": name})
                 return
+
+    def _plain_loads_into_wrapper(self, m):
+        """``ddp_model.load_state_dict(state)`` on the wrapper (after the wrap in its function, or ``self.model``
+        bound to the wrap in ``__init__`` and loaded in another method) when nothing the script saves comes from the
+        wrapper's own ``state_dict()``: a plain checkpoint (``ddp_model.module.state_dict()`` saved, pretrained
+        weights) has no ``module.`` prefix, so the load fails with "Missing key(s) in state_dict: module.…".
+        Quiet with ``strict=False``, for an in-memory copy (``.load_state_dict(other.state_dict())``), and when the
+        script round-trips the wrapper's own state dict."""
+        for wrap in [*ddp_wraps(m), *_helper_wraps(m)]:
+            name = wrap.assigned_to
+            if not name or wrap.ctx.sides or any(self._saved(m, s) for s in self._state_dicts_of(m, wrap, name)):
+                continue
+            for site in _wrapper_method_calls(m, wrap, name, "load_state_dict"):
+                strict = site.arg(1, "strict")
+                given = site.arg(0, "state_dict")
+                if (strict is not None and const(strict, default=...) is not True) or given is None or (
+                        isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute)
+                        and given.func.attr == "state_dict"):
+                    continue
+                yield Hit(site.line, f"{name}.load_state_dict(...) loads into the DDP wrapper, whose keys all start "
+                                     f"with 'module.': a plain checkpoint (saved from .module, or pretrained weights) "
+                                     f"fails with 'Missing key(s) in state_dict'; load into {name}.module",
+                          {"model": name})
+                break
 
     @staticmethod
     def _state_dicts_of(m, wrap, name: str):
@@ -439,6 +464,28 @@ def _called_object_method(m, call):
     if made is None or made.method not in m.classes:
         return None
     return next((f for f in m.functions.get("__call__", ()) if f.cls == made.method), None)
+
+
+def _wrapper_method_calls(m, wrap, name: str, method: str):
+    """Calls ``name.<method>()`` known to reach the wrapper: after the wrap in its function (the name still bound
+    to it), or in another method of the class when ``self.<attr>`` is bound in ``__init__`` only and that method
+    is not run by the wrapping function before the wrap."""
+    func = wrap.ctx.func
+    cls = func.cls if func else None
+    class_wide = name.startswith("self.") and cls is not None and all(
+        b.value is wrap.node or (b.func and b.func.name == "__init__") for b in m.bindings.get(name, ())
+        if b.func and b.func.cls == cls)
+    for site in m.methods(method):
+        if site.recv != name:
+            continue
+        if site.ctx.func is func and site.line > wrap.line:
+            rebound = m.binding(name, site.line, func)
+            if rebound is not None and rebound.value is wrap.node:
+                yield site
+        elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls and site.ctx.func is not func \
+                and not any(c.recv == "self" and c.method == site.ctx.func.name and c.ctx.func is func
+                            and c.line < wrap.line for c in m.calls):
+            yield site  # (not a method the wrapping function calls before the wrap: it sees the bare model)
 
 
 def _holds_bare_model(m, wrap, name: str, site) -> bool:
