@@ -4,7 +4,8 @@
 no ``map_location`` every rank puts a copy on GPU 0. The file is the script's own checkpoint however its path is
 spelt: ``str(path)`` / ``Path(path)`` wrappers, ``os.path.join(dir, NAME)``, ``directory / f"{name}_state.pt"``, or a
 resume option (``args.resume``, ``opt.ckpt``, ``cfg.RESUME``) in a script that writes model or optimizer state.
-Quiet with map_location, for files holding only host state (an LR scheduler's, a grad scaler's), for files the script
+``save_on_master(obj, path)`` (a local helper around torch.save) writes the checkpoint too; ``map_location=None`` places
+nothing. Quiet with map_location, for files holding only host state (an LR scheduler's, a grad scaler's), for files the script
 does not write (downloaded weights), and when only rank 0 reads.
 """
 
@@ -98,3 +99,54 @@ def test_own_checkpoint_read_back_without_map_location(tmp_path, save, load):
 ])
 def test_quiet_when_placed_host_only_foreign_or_rank0(tmp_path, save, load):
     assert ID not in scan_ids(tmp_path, SCRIPT.format(save=save, load=load))
+
+
+HELPER = '''
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def save_on_master(*args, **kwargs):
+    if dist.get_rank() == 0:
+        torch.save(*args, **kwargs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--resume", default="")
+    parser.add_argument("--output_dir", default="out")
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = nn.Linear(8, 1).cuda()
+    ddp = DDP(model, device_ids=[local_rank])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.resume:
+        checkpoint = torch.load(args.resume{placement})
+        model.load_state_dict(checkpoint["model"])
+    for epoch in range(10):
+        ddp(torch.randn(4, 8).cuda()).sum().backward()
+        opt.step()
+        save_on_master({{"model": model.state_dict(), "optimizer": opt.state_dict()}},
+                       os.path.join(args.output_dir, "checkpoint.pth"))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("placement", ["", ", map_location=None"])
+def test_resume_written_through_a_local_save_helper(tmp_path, placement):  # DeiT / DETR / torchvision references
+    assert ID in scan_ids(tmp_path, HELPER.format(placement=placement))
+
+
+@pytest.mark.parametrize("placement", [", map_location='cpu'", ", map_location=lambda s, loc: s"])
+def test_quiet_when_the_helper_checkpoint_is_mapped(tmp_path, placement):
+    assert ID not in scan_ids(tmp_path, HELPER.format(placement=placement))

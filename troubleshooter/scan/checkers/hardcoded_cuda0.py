@@ -53,19 +53,23 @@ class HardcodedCuda0Checker(Checker):
                           {"device": "cuda:0", "variable": rank})
 
     def _loads_without_placement(self, m):
-        """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``) on every rank's
+        """``torch.load(path)`` with no ``map_location`` (keyword, second argument or ``**kwargs``; or
+        ``map_location=None``) on every rank's
         path of a DDP run (``device_restoring_loaders``), reading back a checkpoint this script writes from the
-        training's own (GPU) state: a ``checkpoint_writers`` call whose payload holds a model's or optimizer's
-        ``state_dict()``, and a load whose path names the same file (``_path_keys``: ``self.snapshot_path`` /
+        training's own (GPU) state: a ``checkpoint_writers`` call (or a local helper that makes one:
+        ``save_on_master(obj, path)``) whose payload holds a model's or optimizer's ``state_dict()``, and a load whose path names the same file (``_path_keys``: ``self.snapshot_path`` /
         ``snapshot_path``, ``str(path)``, ``os.path.join(dir, NAME)``, ``dir / f"{n}_state.pt"``) or is a resume
         option (``resume_path_names``: ``args.resume``, ``opt.ckpt``). Files of other origin (downloaded weights,
         cached features) are usually CPU tensors and stay quiet."""
-        writers = [s for s in m.calls if s.name in m.P.checkpoint_writers and _holds_state_dict(m, s)]
+        savers = {id(s.ctx.func) for s in m.calls if s.name in m.P.checkpoint_writers and s.ctx.func is not None}
+        writers = [s for s in m.calls if (s.name in m.P.checkpoint_writers or _runs_saver(m, s, savers))
+                   and _holds_state_dict(m, s)]
         if not writers:
             return
         written = set().union(*(_path_keys(s.arg(1, "f")) for s in writers))
         for s in m.calls:
-            if s.name in m.P.device_restoring_loaders and s.kw("map_location") is None and len(s.node.args) < 2 \
+            placed = s.kw("map_location")
+            if s.name in m.P.device_restoring_loaders and (placed is None or _none(placed)) and len(s.node.args) < 2 \
                     and not any(k.arg is None for k in s.node.keywords) and not self._skip(s.ctx):
                 keys = _path_keys(s.arg(0, "f"))
                 if keys & written or any(m.P.matches("resume_path_names", k) for k in keys):
@@ -338,6 +342,17 @@ def _option_gpu_indices(m):
         if default is not None and _device_index(default) is not None and id(default) not in seen:
             seen.add(id(default))
             yield site.line, site.node, f"cuda:{_device_index(default)}"
+
+
+def _runs_saver(m, site, savers: set[int]) -> bool:
+    """The call runs a local function that writes a checkpoint (``save_on_master(obj, path)``: ``torch.save`` on
+    the main process)."""
+    callee = local_callee(m, site)
+    return callee is not None and id(callee) in savers
+
+
+def _none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _holds_state_dict(m, site) -> bool:
