@@ -49,7 +49,7 @@ KEYS = (
     "tracker_switch_variables", "rank_switch_keywords", "gradient_free_contexts", "device_restoring_loaders", "buffer_registrars",
     "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
     "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
-    "ragged_tensor_calls", "loader_seed_arguments", "rank_uniform_exceptions", "device_pickers", SIGNATURES_KEY,
+    "ragged_tensor_calls", "loader_seed_arguments", "rank_uniform_exceptions", "device_pickers", "per_device_batch_help_words", SIGNATURES_KEY,
     *REGEX_KEYS, *NUMBER_KEYS,
 )
 

@@ -22,6 +22,11 @@ class BatchSizeMismatchChecker(Checker):
                 yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: DDP's global batch is then "
                                      f"{size} x world_size; divide it by the world size (and the accumulation steps)",
                           {"loader": loader, "variable": size})
+            elif size and _declared_global_option(m, size):
+                loader = loader_label(site)
+                yield Hit(site.line, f"{loader} takes batch_size={size} on every rank, but the option's help calls it "
+                                     f"the total batch over all GPUs / processes: DDP's global batch is then {size} x "
+                                     "world_size; divide it by the world size", {"loader": loader, "variable": size})
             elif self._times_process_count(m, site):
                 loader, size = loader_label(site), source(site.kw("batch_size"))
                 yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: multiplied by the GPU / process "
@@ -155,5 +160,20 @@ def _world_word(name: str) -> bool:
     low = last(name).lower()
     return "world" in low or "num_processes" in low or "n_gpu" in low or "ngpu" in low or "num_gpus" in low
 
+
+def _declared_global_option(m, name: str) -> bool:
+    """``name`` reads a command-line option (``args.batch_size``) whose help calls it the batch of all GPUs together
+    (``_declared_global``: "total batch size across all GPUs"), and nothing in the file reassigns that attribute (the
+    ImageNet example's ``args.batch_size = int(args.batch_size / ngpus_per_node)`` makes it the per-GPU batch). Not
+    when the help also calls it the batch of one GPU (``per_device_batch_help_words``: MAE's "Batch size per GPU
+    (effective batch size is ...)")."""
+    attr = last(name) if "." in name else None
+    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
+        return False
+    helps = [const(s.kw("help")) for s in m.calls if s.method == "add_argument" and any(
+        isinstance(f, str) and f.lstrip("-").replace("-", "_") == attr for f in map(const, s.node.args))]
+    if any(isinstance(h, str) and any(w in h.lower() for w in m.P.per_device_batch_help_words) for h in helps):
+        return False  # "batch size per GPU (effective batch size is batch_size * accum_iter * # gpus)"
+    return _declared_global(m, name)
 
 CHECKER = BatchSizeMismatchChecker()
