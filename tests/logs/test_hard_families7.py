@@ -18,6 +18,8 @@ line that names its cause elsewhere.
 - An orchestrator that only says the job failed (Kubernetes' BackoffLimitExceeded, Kubeflow's "PyTorchJob x
   is failed because 1 Worker replica(s) failed") makes a failing log, never a clean one; a cause printed
   with it (an OOMKilled pod) still comes first.
+- The shell's own report of a job stopped by SIGTERM ("line 4: 12345 Terminated  torchrun ...", a bare
+  "Terminated", bash's "[1]+ Terminated") is a failure, never clean; after the scheduler's time limit it is that limit.
 - A pool that lost a worker without an exception (concurrent.futures' BrokenProcessPool, HF datasets' map
   "One of the subprocesses has abruptly died") is a failure, never clean; a kill printed with it wins.
 - Symptom-only logs: the steps of an epoch are read from tqdm's ascii bar too ("|##########| 1563/1563 [")
@@ -242,3 +244,31 @@ def test_the_kill_that_broke_the_pool_comes_first(rules):
     )
     _root, shown = root_and_shown(rules, text)
     assert shown[0] == "out-of-memory"
+
+
+SHELL_TERMINATED = [
+    "Epoch 3: 45%|####5     | 450/1000 [10:00<12:13,  1.33s/it]\nTerminated",
+    "train.sh: line 4: 12345 Terminated              torchrun --nproc_per_node=8 train.py",
+    "[1]+  Terminated              nohup python -m torch.distributed.launch --nproc_per_node=4 train.py",
+]
+
+
+@pytest.mark.parametrize("text", SHELL_TERMINATED)
+def test_a_job_the_shell_reports_terminated_failed(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert shown == ["unrecognized-failure"]
+
+
+def test_terminated_after_the_time_limit_is_the_time_limit(rules):
+    text = (
+        "slurmstepd: error: *** STEP 4242.0 ON node7 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        "Terminated"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown[0] == "scheduler-time-limit"
+
+
+def test_a_terminated_container_state_that_completed_stays_quiet(rules):
+    text = "    State:          Terminated\n      Reason:       Completed\n      Exit Code:    0"
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
