@@ -239,6 +239,11 @@ ACCEPTED_REAL_WARNINGS = {
     # current device, GPU 0, so each process opens a CUDA context there (N contexts on GPU 0, the extra memory the
     # finding names). Judged right on that ground (a first reading called it wrong).
     "jik876/hifi-gan/train.py": {"missing-set-device train.py:26"},
+    # Third first look of scan-precision7, judged right: FasterViT's train.py is timm's of the time (`--log-wandb`
+    # wandb.init on every rank, the fastvit/MambaVision construct above); vit-pytorch's decorrelation script starts
+    # wandb and logs every step on every Accelerate process (tracking off by default: the x-transformers construct).
+    "NVlabs/FasterViT/fastervit/train.py": {"logging-from-all-ranks fastervit/train.py:385"},
+    "lucidrains/vit-pytorch/train_vit_decorr.py": {"logging-from-all-ranks train_vit_decorr.py:84"},
 }
 # Correct-file warnings judged WRONG and not fixed yet (counted by bench/scan_quality.py all the same; listed so the
 # ratchet still fails on any other). (SiT's every-rank Hub load, once listed here, is accepted above; VQ-Diffusion's
