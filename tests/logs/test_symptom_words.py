@@ -47,6 +47,15 @@ def test_the_shipped_wordings_load_whole():
     ("terminal_widths: [80, wide]\n", 1, "non-empty list of whole numbers"),
     ("banner_end:\n  - '(unclosed'\n", 2, "banner_end[0] does not compile"),
     ("line_ends: []\n", 1, "non-empty list of strings"),
+    ("rank_exits:\n  - launcher: x\n    anchors: [exited]\n    pattern: 'exited (?P<status>\\d+)'\n"
+     "    examples: ['exited 3']\n", 4, "rank_exits[0].pattern names unknown group(s) status"),
+    ("rank_exits:\n  - launcher: x\n    anchors: [exited]\n    pattern: 'exited (?P<code>\\d+)'\n"
+     "    examples: ['quit 3']\n", 5, "rank_exits[0].examples[0] is not matched"),
+    ("rank_exits:\n  - launcher: x\n    anchors: [gone]\n    pattern: 'exited (?P<code>\\d+)'\n"
+     "    examples: ['exited 3']\n", 5, "holds none of the anchors"),
+    ("rank_exits:\n  - launcher: x\n    pattern: 'exited'\n", 2, "rank_exits[0] should give launcher"),
+    ("signal_words: {Killed: nine}\n", 1, "'signal_words' should map"),
+    ("swallowed_exception:\n  - '(unclosed'\n", 2, "swallowed_exception[0] does not compile"),
 ])
 def test_a_bad_wording_is_an_error_at_its_line(tmp_path, text, line, needle):
     problems = _problems(tmp_path, text)
@@ -95,3 +104,24 @@ def test_the_symptom_windows_do_not_grow_with_the_log():
     for _ in range(200):
         scanner.observe("x.log", line * 4000)
     assert sum(map(len, scanner.windows())) <= HEAD + TAIL
+
+
+def test_rank_exits_follow_the_overlay_wordings(tmp_path):
+    """Knowledge, not code: a launcher's exit report worded in the YAML is a failed rank, its signal word decoded."""
+    text = "epoch 1\nflux: task 3 (host gpu-7) died: Bus error\n"
+    assert "log.failures" not in analyse(load_rules(), text)
+    exits = ("rank_exits:\n  - launcher: flux\n    anchors: ['died: ']\n"
+             "    pattern: 'flux: task (?P<rank>\\d+) \\(host (?P<host>[\\w.-]+)\\) died: (?P<signame>[A-Z][a-z ]+)'\n"
+             "    examples: ['flux: task 0 (host n1) died: Killed']\n")
+    rules = load_rules([_overlay(tmp_path, exits + "signal_words: {Killed: 9, Bus error: 7}\n")])
+    failure = analyse(rules, text)["log.failures"][0]
+    assert (failure["launcher"], failure["rank"], failure["host"], failure["signal"]) == ("flux", 3, "gpu-7", "SIGBUS")
+
+
+def test_an_exception_python_swallowed_is_no_failure(tmp_path):
+    """``swallowed_exception``: the traceback after such a report ended nothing, so the run did not fail of it."""
+    text = ("Exception ignored in: <function Loader.__del__ at 0x7f>\nTraceback (most recent call last):\n"
+            '  File "loader.py", line 3, in __del__\nAttributeError: "NoneType" object has no attribute "close"\n')
+    assert "log.root_cause" not in analyse(load_rules(), text)
+    rules = load_rules([_overlay(tmp_path, "swallowed_exception: ['Exception raised in']\n")])
+    assert analyse(rules, text)["log.root_cause"]["where"] == "loader.py:3"

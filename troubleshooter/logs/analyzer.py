@@ -88,12 +88,13 @@ class LogAnalyzer:
         """Use ``rules.signatures`` (a loaded RuleSet) or precompiled ``signatures``; ``engine`` picks the
         prefilter's (``re2``/``stdlib``, default: the fastest installed)."""
         self.signatures = list(signatures) if signatures is not None else compile_signatures(rules.signatures)
+        words = words_of(rules)
         anchors: dict[str, list[int]] = {}
         presence: dict[str, list[int]] = {}
         for index, sig in enumerate(self.signatures):
             for literal in sig.anchors:
                 (presence if sig.fact else anchors).setdefault(literal, []).append(index)
-        for literal in BLOCK_ANCHORS:
+        for literal in (*BLOCK_ANCHORS, *words.exit_anchors):
             anchors.setdefault(literal, []).append(BLOCK)
         self.prefilter = Prefilter(anchors, presence, engine)
         self._fact_scans = {(sig.bregex.pattern, sig.collect): FactScan(sig, self.prefilter.engine)
@@ -103,13 +104,13 @@ class LogAnalyzer:
         for literal, payload in [*anchors.items(), *presence.items()]:  # one literal may be both kinds
             for index in payload:
                 self._literals[index] = self._literals.get(index, ()) + (literal.encode("utf-8"),)
-        self.blocks = BlockTracker()
+        self.blocks = BlockTracker(words)
         # finding signatures that another's refine names: remembered like context signatures too
         self._refining = {ref.after for sig in self.signatures for ref in sig.refine}
         self.symptoms = SymptomScanner((s.bregex for s in self.signatures if (s.fact or "").startswith("log.world_size")),
                                        ((s.fact[len(STAGE_FACT):], s.bregex) for s in self.signatures
                                         if (s.fact or "").startswith(STAGE_FACT)),
-                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT), words_of(rules),
+                                       (s.bregex for s in self.signatures if s.fact == RANK_FACT), words,
                                        (s.bregex for s in self.signatures if s.fact == SOLO_FACT))
         self._hits: dict[tuple, _Hit] = {}
         self._contexts: dict[str, _Context] = {}

@@ -4,14 +4,14 @@
   failure):`` records of ``time, host, rank (local_rank), exitcode (pid), error_file,
   traceback``);
 - OpenMPI's "first process to do so was: Process name: [[job,vpid],R] / Exit code: N";
-- one-line exits: torchrun ``failed (exitcode: N) local_rank: L``, ``srun: error: host: task R:
-  Exited with exit code N``, ``mpirun noticed that process rank R … exited on signal S``, DeepSpeed's
-  ``sigkill_handler] [...] exits with return code = N``;
+- one-line exits (torchrun ``failed (exitcode: N) local_rank: L``, ``srun: error: host: task R: Killed``...):
+  their wordings are ``rank_exits`` of rules/symptoms.yaml, with the words for signals and the reports of an
+  exception Python swallowed;
 - each rank's last Python exception line (the end of its traceback).
 
-The grammar of these launcher formats is fixed, so it lives here rather than in the
-signature library. Every line it needs outside a summary contains one of :data:`ANCHORS`;
-while a torchrun summary is open (:attr:`BlockTracker.open`) it must see every line.
+The grammar of torchrun's and Open MPI's summaries and of Python's tracebacks is fixed, so it lives here. Every
+line it needs outside a summary contains one of :data:`ANCHORS` or of the rank exits' anchors; while a summary
+is open (:attr:`BlockTracker.open`) it must see every line.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import signal as _signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
+
 ANCHORS = (
-    "ChildFailedError", "Root Cause (first observed failure)",
-    "Error", "Exception", "Traceback (most recent", "failed (exitcode:", "first process to do so was",
-    "Exited with exit code", ": Killed", "Segmentation fault", ": Bus error", ": Aborted", ": Terminated",
-    "Out Of Memory", "mpirun noticed", '", line ', ", in ", "exits with return code",
-    "StopIteration", "SystemExit", "KeyboardInterrupt", "terminated with", "finished with exit code", "exited with non-zero status",
+    "ChildFailedError", "Root Cause (first observed failure)", "Error", "Exception", "Traceback (most recent",
+    "first process to do so was", '", line ', ", in ", "StopIteration", "SystemExit", "KeyboardInterrupt",
 )
 MAX_BLOCK_LINES = 2000
 _FIELD = re.compile(r"^(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
@@ -42,28 +41,6 @@ _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Excep
 # ``INFO:``), alone or before a colon
 _EXCEPTION_AFTER_FRAME = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z]\w*[a-z]\w*)(?:\([\w.]+\))?(?::\s|:?$)")
 AFTER_FRAME_LINES = 3  # lines after a frame where its exception line may be (the source line, a caret line)
-# Python's reports of an exception it swallowed (the unraisable hook, atexit handlers), and the elastic agent's
-# logged exit-barrier error (its workers already finished): the traceback that follows ended nothing, so its
-# exception is not a failure of the run.
-_SWALLOWED = re.compile(r"^(?:Exception ignored (?:in|on|while)\b|Error in atexit\._run_exitfuncs:"
-                        r"|.*\bError waiting on exit barrier\b)")
-_ONE_LINE_EXITS = (
-    (re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"), "torchrun"),
-    (re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<rank>\d+)(?:-\d+)?: "
-                r"(?:Exited with exit code (?P<code>\d+)|(?P<signame>Killed|Segmentation fault|Bus error|Aborted|Terminated|Out Of Memory))"),
-     "srun"),
-    (re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+) "
-                r"exited on signal (?P<signum>\d+)"), "mpirun"),
-    (re.compile(r"sigkill_handler\].*exits with return code = (?P<code>-?\d+)"), "deepspeed"),
-    (re.compile(r"[Pp]rocess (?P<local>\d+) terminated with (?:exit code (?P<code>-?\d+)|signal (?P<signame>SIG[A-Z]+)"
-                r"|the following error)"), "mp.spawn"),
-    # an IDE's run console (PyCharm) and GNU time report the script's own non-zero exit
-    (re.compile(r"^Process finished with exit code (?P<code>-?[1-9]\d*)\b|^Command exited with non-zero status (?P<status>\d+)"),
-     "shell"),
-)
-# the launcher's own exceptions (raised in the agent after a worker failed): not a worker's first error
-_LAUNCHER_EXCEPTIONS = ("ChildFailedError", "SignalException")
-_SIGNAL_NAMES = {"Killed": 9, "Segmentation fault": 11, "Bus error": 7, "Aborted": 6, "Terminated": 15}
 MAX_RECORDS = 256
 
 
@@ -107,6 +84,7 @@ class Failure:
 class BlockTracker:
     """Follows the launcher summaries across (candidate) lines; collects failures and exceptions."""
 
+    words: SymptomWords = field(default_factory=shipped_words)  # rank exits, signal words, swallowed exceptions
     failures: list[Failure] = field(default_factory=list)
     exceptions: dict[Any, dict[str, Any]] = field(default_factory=dict)
     first_exception: dict[str, Any] | None = None   # the earliest exception that ended a traceback
@@ -148,7 +126,7 @@ class BlockTracker:
         self._block_lines = self._block_lines + 1 if self._section is not None else 0
         self._one_line(body, rank, path, line)
         self._mpi_block(body, path, line)
-        if _SWALLOWED.match(body):
+        if self.words.swallowed.match(body):
             self._swallowed.add(rank)
             return
         frame = _FRAME.match(body)
@@ -176,7 +154,7 @@ class BlockTracker:
                 record["where"] = self._frames.pop(rank)
                 self.dangling_frame = None
             self.exceptions[key] = record
-            worker = not exc.group("type").endswith(_LAUNCHER_EXCEPTIONS)
+            worker = not exc.group("type").endswith(self.words.launcher_exceptions)
             if worker and "where" in record and self.first_exception is None:
                 self.first_exception = dict(record, rank=key)
             if worker and self.earliest_exception is None:
@@ -213,24 +191,26 @@ class BlockTracker:
             cur.traceback = value[:500]
 
     def _one_line(self, body: str, rank: int | None, path: str, line: int) -> None:
-        for regex, launcher in _ONE_LINE_EXITS:
-            match = regex.search(body)
+        for report in self.words.rank_exits:
+            match = report.regex.search(body)
             if not match or len(self.failures) >= MAX_RECORDS:
                 continue
             g = match.groupdict()
-            code = int(g["code"]) if g.get("code") else int(g["status"]) if g.get("status") else None
-            if g.get("signum"):
-                code = -int(g["signum"])
-            elif (g.get("signame") or "").startswith("SIG") and g["signame"] in _signal.Signals.__members__:
-                code = -_signal.Signals[g["signame"]].value
-            elif g.get("signame"):
-                code = -_SIGNAL_NAMES.get(g["signame"], 9) if g["signame"] != "Out Of Memory" else -9
-            elif launcher == "mp.spawn" and code is None:
-                code = 1  # "terminated with the following error": the rank raised
             self.failures.append(Failure(
                 rank=int(g["rank"]) if g.get("rank") else None, local_rank=int(g["local"]) if g.get("local") else None,
-                host=g.get("host"), exit_code=code, pid=int(g["pid"]) if g.get("pid") else None,
-                launcher=launcher, path=path, line=line))
+                host=g.get("host"), exit_code=self._exit_code(g, report.code),
+                pid=int(g["pid"]) if g.get("pid") else None, launcher=report.launcher, path=path, line=line))
+
+    def _exit_code(self, groups: dict[str, str | None], default: int | None) -> int | None:
+        """A rank exit's code: a signal's negated (by number, name or the launcher's word), else the exit code."""
+        if groups.get("signum"):
+            return -int(groups["signum"])
+        name = groups.get("signame")
+        if name:
+            number = self.words.signal_words.get(name) or (
+                _signal.Signals[name].value if name in _signal.Signals.__members__ else None)
+            return -number if number else None
+        return int(groups["code"]) if groups.get("code") else default
 
     def _mpi_block(self, body: str, path: str, line: int) -> None:
         """OpenMPI: "The first process to do so was:" / "Process name: [[job,vpid],R]" / "Exit code: N"."""

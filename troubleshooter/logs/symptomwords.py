@@ -3,7 +3,9 @@
 The YAML file holds the words (launcher labels, loss and progress wordings, progress-bar redraws,
 what is masked between ranks, progress positions, rates, failure markers, the rank-list wording of
 a stuck-rank hit, line prefixes, what starts a line of its own in a paste and how a pasted row shows it is
-whole or was cut); this module assembles them into the line regexes the scan runs (:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces the keys it gives.
+whole or was cut, how launchers report a rank's exit and which exceptions end nothing); this module assembles
+them into the line regexes the readers run (:class:`SymptomWords`). An overlay's file (``--rules DIR``) replaces
+the keys it gives.
 """
 
 from __future__ import annotations
@@ -36,13 +38,27 @@ _LISTS = {
     "banner_end": "a banner's run that ends a whole row, however long",
     "whole_frame": "a traceback frame's row as Python prints it whole",
     "terminal_widths": "terminal widths where a few rows cut at one width show a hard wrap (whole numbers)",
+    "swallowed_exception": "a report of an exception Python swallowed (its traceback ended nothing)",
+    "launcher_exceptions": "how the type of an exception the launcher itself raised ends (literal endings)",
 }
-_LITERALS = ("progress_words", "line_ends", "clause_ends", "goes_on")  # lists of literal strings, not regexes
+_LITERALS = ("progress_words", "line_ends", "clause_ends", "goes_on", "launcher_exceptions")  # literal strings
 _NUMBERS = ("terminal_widths",)  # lists of whole numbers
 PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
 _RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
 _GROUPS = {"progress_elapsed": ("elapsed",), "timeout_value": ("ms", "s")}  # the one named group each alternative gives
+_MAPPINGS = ("stuck_ranks", "rank_exits", "signal_words")  # keys holding a mapping or a list of mappings
+_RANK_EXIT = {"launcher": str, "anchors": list, "pattern": str, "examples": list}  # required; "code" optional
+EXIT_GROUPS = ("code", "signum", "signame", "rank", "local", "host", "pid")  # what a rank_exits pattern may capture
+
+
+@dataclass(frozen=True)
+class RankExit:
+    """One launcher's one-line report of a rank's exit (``rank_exits`` of symptoms.yaml)."""
+
+    launcher: str
+    regex: re.Pattern[str]  # searched in a line; groups of EXIT_GROUPS
+    code: int | None        # the exit code when the regex captures none
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,11 @@ class SymptomWords:
     banner_end: re.Pattern[str]           # searched in a row: a banner's run ends it
     whole_frame: re.Pattern[str]          # matched at a row's start (indentation removed): a whole frame row
     terminal_widths: frozenset[int]
+    rank_exits: tuple[RankExit, ...]
+    exit_anchors: tuple[str, ...]         # a line holding none of these is no rank exit
+    signal_words: dict[str, int]          # a launcher's word for a signal -> its number
+    swallowed: re.Pattern[str]            # matched at a line's start: an exception Python swallowed is reported
+    launcher_exceptions: tuple[str, ...]  # the type of an exception the launcher raised ends so
 
 
 def _alternatives(items: list[str]) -> bytes:
@@ -121,7 +142,12 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
         own_line_after_word=re.compile("(?:" + "|".join(raw["own_line_after_word"]) + ")"),
         line_ends=tuple(raw["line_ends"]), line_or_clause_ends=tuple(raw["line_ends"] + raw["clause_ends"]),
         goes_on=tuple(raw["goes_on"]), banner_end=re.compile("|".join(raw["banner_end"])),
-        whole_frame=re.compile("|".join(raw["whole_frame"])), terminal_widths=frozenset(raw["terminal_widths"]))
+        whole_frame=re.compile("|".join(raw["whole_frame"])), terminal_widths=frozenset(raw["terminal_widths"]),
+        rank_exits=tuple(RankExit(item["launcher"], re.compile(item["pattern"]), item.get("code"))
+                         for item in raw["rank_exits"]),
+        exit_anchors=tuple(dict.fromkeys(anchor for item in raw["rank_exits"] for anchor in item["anchors"])),
+        signal_words=dict(raw["signal_words"]), swallowed=re.compile("(?:" + "|".join(raw["swallowed_exception"]) + ")"),
+        launcher_exceptions=tuple(raw["launcher_exceptions"]))
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
@@ -150,20 +176,21 @@ def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dic
         return {}
     if not isinstance(data, dict):
         problem(getattr(data, "line", 1), "expected a mapping of wording lists",
-                f"keys: doc, {', '.join(_LISTS)}, stuck_ranks")
+                f"keys: doc, {', '.join((*_LISTS, *_MAPPINGS))}")
         return {}
     out: dict[str, Any] = {}
     for key, value in data.items():
         line = data.line_of(key)
         if key == "doc":
             continue
-        if key == "stuck_ranks":
-            out[key] = _stuck_ranks(value, line, problem, verify)
+        if key in _MAPPINGS:
+            out[key] = {"stuck_ranks": _stuck_ranks, "rank_exits": _rank_exits,
+                        "signal_words": _signal_words}[key](value, line, problem, verify)
             continue
         if key not in _LISTS:
-            close = difflib.get_close_matches(str(key), [*_LISTS, "stuck_ranks", "doc"], n=1)
+            close = difflib.get_close_matches(str(key), [*_LISTS, *_MAPPINGS, "doc"], n=1)
             problem(line, f"unknown key {key!r}", f"did you mean {close[0]!r}?" if close else
-                    f"allowed keys: doc, {', '.join(_LISTS)}, stuck_ranks")
+                    f"allowed keys: doc, {', '.join((*_LISTS, *_MAPPINGS))}")
             continue
         if key in _NUMBERS:
             if not isinstance(value, list) or not value or not all(type(item) is int and item > 0 for item in value):
@@ -221,6 +248,47 @@ def _stuck_ranks(value: Any, line: int | None, problem: Any, verify: bool) -> di
     return value
 
 
+def _rank_exits(value: Any, line: int | None, problem: Any, verify: bool) -> list[dict[str, Any]] | None:
+    if not isinstance(value, list) or not value or not all(isinstance(item, dict) for item in value):
+        problem(line, "'rank_exits' should be a non-empty list of mappings (launcher, anchors, pattern, examples, "
+                "optional code)", "", "rank_exits")
+        return None
+    for i, item in enumerate(value):
+        where = f"rank_exits[{i}]"
+        wrong = [k for k in item if k not in (*_RANK_EXIT, "code")]
+        if wrong or not all(isinstance(item.get(k), kind) and item[k] for k, kind in _RANK_EXIT.items()) \
+                or not all(isinstance(a, str) and a for a in item["anchors"]) \
+                or not all(isinstance(e, str) and e for e in item["examples"]) \
+                or type(item.get("code", 0)) is not int:
+            problem(value.line_of(i), f"{where} should give launcher (a name), anchors and examples (non-empty lists "
+                    f"of strings), pattern (a regex) and optionally code (a whole number)"
+                    + (f"; unknown key(s) {', '.join(map(str, wrong))}" if wrong else ""), "", "rank_exits")
+            return None
+        message = _regex_problem(item["pattern"], verify)
+        unknown = set() if message else set(re.compile(item["pattern"]).groupindex) - set(EXIT_GROUPS)
+        if message or unknown:
+            problem(item.line_of("pattern"), f"{where}.pattern " + (message or f"names unknown group(s) "
+                    f"{', '.join(sorted(unknown))}"), f"groups: {', '.join(EXIT_GROUPS)}", "rank_exits")
+            return None
+        regex = re.compile(item["pattern"])
+        for j, example in enumerate(item["examples"]):
+            if not any(anchor in example for anchor in item["anchors"]) or not regex.search(example):
+                problem(item["examples"].line_of(j), f"{where}.examples[{j}] " + (
+                    "holds none of the anchors" if regex.search(example) else "is not matched by the pattern"),
+                    "an example is a real line the pattern reads", "rank_exits")
+                return None
+    return value
+
+
+def _signal_words(value: Any, line: int | None, problem: Any, verify: bool) -> dict[str, int] | None:
+    if not isinstance(value, dict) or not value or \
+            not all(isinstance(k, str) and k and type(v) is int and v > 0 for k, v in value.items()):
+        problem(line, "'signal_words' should map a launcher's word for a signal to the signal's number", "",
+                "signal_words")
+        return None
+    return value
+
+
 def read_words(dirs: Iterable[Path], issues: list[RuleIssue], verify: bool = True) -> dict[str, Any]:
     """The wordings of each directory's symptoms.yaml, later directories' keys over earlier ones."""
     raw: dict[str, Any] = {}
@@ -230,7 +298,7 @@ def read_words(dirs: Iterable[Path], issues: list[RuleIssue], verify: bool = Tru
         if path.exists():
             first = first or path
             raw.update({k: v for k, v in parse_words(path, issues, verify).items() if v is not None})
-    missing = [key for key in (*_LISTS, "stuck_ranks") if key not in raw]
+    missing = [key for key in (*_LISTS, *_MAPPINGS) if key not in raw]
     if first is not None and missing and len(issues) == before:
         issues.append(RuleIssue(str(first), None, f"missing wording key(s): {', '.join(missing)}",
                                 "the shipped rules/symptoms.yaml gives every key"))
