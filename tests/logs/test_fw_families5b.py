@@ -23,12 +23,6 @@ SYMBOL_NOT_FOUND = [
 ]
 
 
-@pytest.mark.parametrize("text", SYMBOL_NOT_FOUND)
-def test_missing_kernel_symbol_is_a_build_that_does_not_match(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert shown[:1] == ["library-version-incompatible"]
-
-
 # NCCL's plugin probing reports missing symbols in healthy runs; an unhandled cuda error without a
 # named reason stays the NCCL error it is.
 SYMBOL_NEAR_MISSES = [
@@ -37,19 +31,9 @@ SYMBOL_NEAR_MISSES = [
     "ncclCollNetPlugin symbols v4 and lower are not supported.",
 ]
 
-
-@pytest.mark.parametrize("line", SYMBOL_NEAR_MISSES)
-def test_plugin_symbol_probing_stays_quiet(rules, line):
-    root, shown = root_and_shown(rules, line)
-    assert shown == []
-
-
-def test_unhandled_cuda_error_without_reason_stays_an_nccl_error(rules):
-    root, shown = root_and_shown(
-        rules,
-        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
-        "1691, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")
-    assert "library-version-incompatible" not in shown
+UNHANDLED_WITHOUT_REASON = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+    "1691, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")
 
 
 # The log stops while c10d cannot resolve the store's name (torch 1.x and 2.x prefixes, a Kubernetes
@@ -64,22 +48,13 @@ STUCK_ON_NAME = [
     "cannot be retrieved (gai error: -2 - Name or service not known).",
 ]
 
-
-@pytest.mark.parametrize("text", STUCK_ON_NAME)
-def test_log_ending_on_an_unresolved_store_name_is_master_addr(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert shown[:1] == ["master-addr-unresolvable"]
-
-
-def test_unresolved_name_in_a_run_that_trains_stays_quiet(rules):
-    text = (
-        "[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
-        "cannot be retrieved (gai error: -2 - Name or service not known).\n"
-        "Epoch 0:  10%|#         | 100/1000 [00:30<04:30,  3.33it/s, loss=2.31]\n"
-        "Epoch 0:  20%|##        | 200/1000 [01:00<04:00,  3.33it/s, loss=2.05]\n"
-        "Epoch 0: 100%|##########| 1000/1000 [05:00<00:00,  3.33it/s, loss=1.10]\n")
-    root, shown = root_and_shown(rules, text)
-    assert shown == []
+# the same line in a run that goes on training
+UNRESOLVED_BUT_TRAINS = (
+    "[W socket.cpp:558] [c10d] The IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) "
+    "cannot be retrieved (gai error: -2 - Name or service not known).\n"
+    "Epoch 0:  10%|#         | 100/1000 [00:30<04:30,  3.33it/s, loss=2.31]\n"
+    "Epoch 0:  20%|##        | 200/1000 [01:00<04:00,  3.33it/s, loss=2.05]\n"
+    "Epoch 0: 100%|##########| 1000/1000 [05:00<00:00,  3.33it/s, loss=1.10]\n")
 
 
 # The display watchdog killing a long kernel, told by torch 1.x, torch 2.x, the caching allocator's
@@ -97,19 +72,8 @@ LAUNCH_TIMEOUT = [
     "'the launch timed out and was terminated'!",
 ]
 
-
-@pytest.mark.parametrize("text", LAUNCH_TIMEOUT)
-def test_launch_timeout_is_the_display_watchdog(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert shown[:1] == ["gpu-kernel-timeout"]
-
-
-def test_collective_timeouts_are_not_the_display_watchdog(rules):
-    root, shown = root_and_shown(
-        rules,
-        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
-        "Timeout(ms)=1800000) ran for 1800106 milliseconds before timing out.")
-    assert "gpu-kernel-timeout" not in shown
+COLLECTIVE_TIMEOUT = ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
+                      "Timeout(ms)=1800000) ran for 1800106 milliseconds before timing out.")
 
 
 # A launcher refusing to start ranks because it was asked for more processors than it may use:
@@ -122,17 +86,7 @@ MORE_PROCESSES_THAN_ALLOWED = [
     ("sbatch: error: Batch job submission failed: More processors requested than permitted", "sbatch"),
 ]
 
-
-@pytest.mark.parametrize("text,launcher", MORE_PROCESSES_THAN_ALLOWED)
-def test_more_processes_than_the_allocation_allows(rules, text, launcher):
-    root, shown = root_and_shown(rules, text)
-    assert shown[:1] == ["mpi-slots-exceeded"]
-
-
-def test_slurm_memory_refusal_is_not_a_processor_refusal(rules):
-    root, shown = root_and_shown(
-        rules, "srun: error: Unable to create step for job 29986033: Memory required by task is not available")
-    assert "mpi-slots-exceeded" not in shown
+SLURM_MEMORY_REFUSAL = "srun: error: Unable to create step for job 29986033: Memory required by task is not available"
 
 
 # SLURM ending the job because a node failed, with no other cause in the log (srun's line, the
@@ -143,18 +97,55 @@ NODE_FAILURE_ONLY = [
     "FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
 ]
 
+# with the survivors' NCCL errors, theirs stays first
+NODE_FAILURE_WITH_SURVIVORS = (
+    "srun: error: Node failure on gpu-node-12\n"
+    "0: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+    "1347, remote process exited or there was a network error, NCCL version 2.18.5\n"
+    "slurmstepd: error: *** STEP 991.0 ON gpu-node-11 CANCELLED AT 2024-05-03T02:11:09 DUE TO NODE FAILURE ***")
 
-@pytest.mark.parametrize("text", NODE_FAILURE_ONLY)
-def test_node_failure_alone_is_the_infrastructure(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert shown[:1] == ["terminated-externally"]
+
+def _rows(name: str, texts: list, want: str) -> list:
+    return [pytest.param(text, want, id=f"{name}-{i}") for i, text in enumerate(texts)]
 
 
-def test_node_failure_with_the_survivors_errors_keeps_their_error_first(rules):
-    root, shown = root_and_shown(
-        rules,
-        "srun: error: Node failure on gpu-node-12\n"
-        "0: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
-        "1347, remote process exited or there was a network error, NCCL version 2.18.5\n"
-        "slurmstepd: error: *** STEP 991.0 ON gpu-node-11 CANCELLED AT 2024-05-03T02:11:09 DUE TO NODE FAILURE ***")
-    assert shown[:1] == ["nccl-error"]
+# A wording and the finding the report must show first.
+FIRST_SHOWN = [
+    *_rows("symbol-not-found", SYMBOL_NOT_FOUND, "library-version-incompatible"),
+    *_rows("stuck-on-name", STUCK_ON_NAME, "master-addr-unresolvable"),
+    *_rows("launch-timeout", LAUNCH_TIMEOUT, "gpu-kernel-timeout"),
+    *(pytest.param(text, "mpi-slots-exceeded", id=f"more-processes-{launcher}-{i}")
+      for i, (text, launcher) in enumerate(MORE_PROCESSES_THAN_ALLOWED)),
+    *_rows("node-failure-only", NODE_FAILURE_ONLY, "terminated-externally"),
+    pytest.param(NODE_FAILURE_WITH_SURVIVORS, "nccl-error", id="node-failure-with-survivors"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), FIRST_SHOWN)
+def test_each_wording_shows_its_finding_first(rules, text, want):
+    _, shown = root_and_shown(rules, text)
+    assert shown[:1] == [want]
+
+
+# A look-alike and what it must not be shown as.
+NOT_SHOWN = [
+    pytest.param(UNHANDLED_WITHOUT_REASON, "library-version-incompatible", id="unhandled-cuda-error-no-reason"),
+    pytest.param(COLLECTIVE_TIMEOUT, "gpu-kernel-timeout", id="collective-timeout-not-display-watchdog"),
+    pytest.param(SLURM_MEMORY_REFUSAL, "mpi-slots-exceeded", id="slurm-memory-refusal"),
+]
+
+
+@pytest.mark.parametrize(("text", "absent"), NOT_SHOWN)
+def test_look_alikes_are_not_shown_as_that(rules, text, absent):
+    _, shown = root_and_shown(rules, text)
+    assert absent not in shown
+
+
+QUIET = [*(pytest.param(line, id=f"plugin-probing-{i}") for i, line in enumerate(SYMBOL_NEAR_MISSES)),
+         pytest.param(UNRESOLVED_BUT_TRAINS, id="unresolved-but-trains")]
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_healthy_lines_show_nothing(rules, text):
+    _, shown = root_and_shown(rules, text)
+    assert shown == []
