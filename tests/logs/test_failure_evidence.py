@@ -28,7 +28,7 @@ FAMILIES = {
     "hydra abridged report": "Error merging 'config.yaml' with schema\nKey 'augs' not in 'Config'\n    full_key: augs\n\n"
                              "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n",
     "windows terminal": "[process exited with code 1 (0x00000001)]\n",
-    "localized ide exit": "进程已结束，退出代码为 -1073741819 (0xC0000005)\n",
+    "localized ide exit": "进程已结束，退出代码为 1\n",
     "argparse refusal": "usage: train.py [-h] [--epochs EPOCHS]\ntrain.py: error: unrecognized arguments: --nproc-per-node=1\n",
     "argparse missing argument": "usage: main.py [-h] --data-path DATA_PATH\n"
                                  "main.py: error: the following arguments are required: --data-path\n",

@@ -126,6 +126,12 @@ SIGNAL_EXITS = [
     ("joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
      "unexpectedly terminated.\n\nThe exit codes of the workers are {SIGKILL(-9)}", "out-of-memory"),
     ("The exit codes of the workers are {SIGSEGV(-11), SIGSEGV(-11)}", "native-crash"),
+    # Windows: the NTSTATUS of a native crash, signed, unsigned or in hex
+    ("subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 3221225477.",
+     "native-crash"),
+    ("Process finished with exit code -1073740791 (0xC0000409)", "native-crash"),
+    ("[process exited with code 3221225477 (0xc0000005)]", "native-crash"),
+    ("进程已结束，退出代码为 -1073741819 (0xC0000005)", "native-crash"),
 ]
 
 
@@ -155,6 +161,7 @@ NOT_A_SIGNAL = [
     "CompletedProcess(args=['python', 'eval.py'], returncode=0)",
     "Epoch 9: exit code -90 reported by the metric hook",
     "ERROR CODE: 9 (retrying the download)",
+    "Loaded 3221225 samples from shard 0xC00000",
 ]
 
 
