@@ -36,13 +36,11 @@ def test_nccl_peer_connections_the_interface_cannot_carry_are_the_interface(rule
     assert shown[0] == "wrong-network-interface"
 
 
-@pytest.mark.parametrize("line", [
+# Near miss: a refused/aborted connection to an ordinary address is a firewall or a dead peer.
+ROUTABLE_PEER_REFUSED = [
     "socketStartConnect: Connect to 10.0.0.2<43651> failed : Software caused connection abort",
     "host2:4153:4209 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused",
-])
-def test_a_refused_or_aborted_connection_to_a_routable_peer_stays_a_reachability_problem(rules, line):
-    """Near miss: a refused/aborted connection to an ordinary address is a firewall or a dead peer."""
-    assert root_and_shown(rules, line)[0] == "network-unreachable"
+]
 
 
 PINNED = [
@@ -67,36 +65,18 @@ def test_a_generic_nccl_setup_error_under_a_pinned_interface_names_the_interface
     root, shown = root_and_shown(rules, pinned + "\n" + error)
     assert root == "wrong-network-interface"
 
-
-@pytest.mark.parametrize("error", GENERIC_INIT_ERRORS)
-def test_without_a_pinned_interface_the_generic_error_is_not_blamed_on_it(rules, error):
-    """Near miss: no interface was named, so the interface is no suspect."""
-    assert "wrong-network-interface" not in root_and_shown(rules, error)[1]
-
-
-@pytest.mark.parametrize("pinned", [
+EXCLUDED = [  # an exclusion list is not a pinned interface
     "host1:55:55 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ^docker0,lo",
     "export NCCL_SOCKET_IFNAME=^lo,docker",
-])
-def test_an_exclusion_list_is_not_a_pinned_interface(rules, pinned):
-    error = GENERIC_INIT_ERRORS[0]
-    assert "wrong-network-interface" not in root_and_shown(rules, pinned + "\n" + error)[1]
-
-
-def test_a_specific_nccl_reason_outranks_the_pinned_interface(rules):
-    """An IB completion error says what failed; the pinned name is then no longer the first suspect."""
-    text = ("export NCCL_SOCKET_IFNAME=ib0\n"
-            "host1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
-            "len 0, vendor err 129\n"
-            "ncclInternalError: Internal check failed.")
-    assert root_and_shown(rules, text)[0] == "nccl-error"
-
-
-def test_a_pinned_interface_on_a_healthy_run_says_nothing(rules):
-    text = ("host1:10:10 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
-            "host1:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
-            "Epoch 1: 100%|##########| 50/50 [00:10<00:00, 5.00it/s, loss=0.31]")
-    assert root_and_shown(rules, text) == (None, [])
+]
+# An IB completion error says what failed; the pinned name is then no longer the first suspect.
+PINNED_WITH_A_REASON = ("export NCCL_SOCKET_IFNAME=ib0\n"
+                        "host1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+                        "opcode 1, len 0, vendor err 129\n"
+                        "ncclInternalError: Internal check failed.")
+PINNED_HEALTHY = ("host1:10:10 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+                  "host1:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                  "Epoch 1: 100%|##########| 50/50 [00:10<00:00, 5.00it/s, loss=0.31]")
 
 
 # mpirun could not start its daemons on the other hosts: the launch never reached them.
@@ -104,15 +84,11 @@ ORTE = ("-----------------------------------------------------------------------
         "ORTE was unable to reliably start one or more daemons.\n"
         "This usually is caused by:\n")
 
-
-@pytest.mark.parametrize("text", [
+DAEMONS_LOST = [
     ORTE,
     "ORTE has lost communication with a remote daemon.\n",
     "An ORTE daemon has unexpectedly failed after launch and before\ncommunicating back to mpirun.\n",
-])
-def test_mpi_daemons_that_never_started_are_a_reachability_failure_not_clean(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert root == "network-unreachable"
+]
 
 
 @pytest.mark.parametrize("ssh", [
@@ -125,29 +101,17 @@ def test_a_host_list_entry_ssh_cannot_resolve_is_the_host_list(rules, ssh):
     assert root == "hostfile-invalid"
     assert shown == ["hostfile-invalid"]  # the generic daemon-start failure is explained by it
 
-
-@pytest.mark.parametrize("ssh", [
+SSH_UNREACHABLE = [
     "ssh: connect to host 192.168.11.1 port 50000: Connection refused",
     "ssh: connect to host node2 port 22: No route to host",
-])
-def test_ssh_that_cannot_reach_the_node_is_a_reachability_failure(rules, ssh):
-    assert root_and_shown(rules, ssh + "\n" + ORTE)[0] == "network-unreachable"
-
-
-def test_ssh_warnings_of_a_healthy_launch_stay_quiet(rules):
-    text = ("Warning: Permanently added 'node2,10.0.0.2' (ECDSA) to the list of known hosts.\n"
-            "[1,0]<stdout>:epoch 0 loss 2.31\n[1,1]<stdout>:epoch 0 loss 2.29\n")
-    assert root_and_shown(rules, text) == (None, [])
+]
+SSH_HEALTHY = ("Warning: Permanently added 'node2,10.0.0.2' (ECDSA) to the list of known hosts.\n"
+               "[1,0]<stdout>:epoch 0 loss 2.31\n[1,1]<stdout>:epoch 0 loss 2.29\n")
 
 
 TAKEDOWN = ("[E ProcessGroupNCCL.cpp:488] Some NCCL operations have failed or timed out. Due to the asynchronous "
             "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n"
             "[E ProcessGroupNCCL.cpp:494] To avoid data inconsistency, we are taking the entire process down.\n")
-
-
-def test_the_watchdog_takedown_alone_is_not_a_clean_run(rules):
-    """All that reached the paste is NCCL taking the process down: a collective failed or timed out."""
-    assert root_and_shown(rules, TAKEDOWN)[0] == "collective-timeout"
 
 
 def test_the_watchdog_takedown_yields_to_the_error_it_follows(rules):
@@ -158,14 +122,12 @@ def test_the_watchdog_takedown_yields_to_the_error_it_follows(rules):
     assert "collective-timeout" not in shown
 
 
-@pytest.mark.parametrize("line", [
+STORE_WAIT_RAN_OUT = [
     "waitForInput: poll for socket SocketImpl(fd=66, addr=[::ffff:10.164.0.78]:50434, "
     "remote=[::ffff:10.164.0.78]:29500) returned 0, likely a timeout",
     "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
     "addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
-])
-def test_a_store_socket_wait_that_ran_out_is_a_timeout_in_both_wordings(rules, line):
-    assert root_and_shown(rules, line)[0] == "collective-timeout"
+]
 
 
 # Several copies that each run with no distributed world: the launcher's variables never reached them.
@@ -190,42 +152,73 @@ def test_copies_under_mpirun_labels_count_too(rules):
             f"[1,0]<stdout>:{TRAINING}\n[1,1]<stdout>:{TRAINING}\n")
     assert "launcher-env-missing" in root_and_shown(rules, text)[1]
 
-
-@pytest.mark.parametrize("announce", SOLO)
-def test_one_process_running_alone_is_a_single_process_run(rules, announce):
-    assert root_and_shown(rules, f"{announce}\n{TRAINING}\n{TRAINING}\n") == (None, [])
-
-
-def test_a_second_run_later_in_the_log_is_not_a_second_copy(rules):
-    text = f"Not using distributed mode\n{TRAINING}\nEpoch: [0] Total time: 1:10:00\nNot using distributed mode\n{TRAINING}\n"
-    assert root_and_shown(rules, text) == (None, [])
-
-
-def test_a_restart_after_a_failure_is_not_a_second_copy(rules):
-    text = ("Not using distributed mode\nTraceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n"
-            "FileNotFoundError: [Errno 2] No such file or directory: 'data/train'\nNot using distributed mode\n")
-    assert "launcher-env-missing" not in root_and_shown(rules, text)[1]
+SECOND_RUN = f"Not using distributed mode\n{TRAINING}\nEpoch: [0] Total time: 1:10:00\nNot using distributed mode\n{TRAINING}\n"
+RESTART = ("Not using distributed mode\nTraceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n"
+           "FileNotFoundError: [Errno 2] No such file or directory: 'data/train'\nNot using distributed mode\n")
 
 
 # Open MPI's TCP transport (BTL) between the hosts of an mpirun job.
 BTL = "[node1][[63694,1],2][btl_tcp_endpoint.c:800:mca_btl_tcp_endpoint_complete_connect] connect() to {addr} failed: {why}"
 
-
-@pytest.mark.parametrize("addr,why", [("10.1.2.3", "Connection timed out (110)"), ("10.1.2.3", "Connection refused (111)")])
-def test_an_mpi_transport_connection_a_peer_refuses_or_drops_is_reachability(rules, addr, why):
-    assert root_and_shown(rules, BTL.format(addr=addr, why=why))[0] == "network-unreachable"
+OPENFABRICS_UNUSED = ("WARNING: There was an error initializing an OpenFabrics device.\n\n  Local host:   node1\n"
+                      "  Local device: mlx5_0\n[1,0]<stdout>:Epoch 1 loss 0.52\n[1,1]<stdout>:Epoch 1 loss 0.51\n")
 
 
-@pytest.mark.parametrize("addr,why", [
-    ("172.16.128.11", "No route to host (113)"),   # an address of the peer this host cannot route to
-    ("172.17.0.1", "Connection refused (111)"),     # docker0's own address: present on every host
-    ("192.168.122.1", "Connection timed out (110)"),  # libvirt's virbr0 likewise
-])
-def test_an_mpi_transport_connection_over_the_wrong_interface_is_the_interface(rules, addr, why):
-    assert root_and_shown(rules, BTL.format(addr=addr, why=why))[0] == "wrong-network-interface"
+def _rows(name: str, texts: list, *values: str) -> list:
+    return [pytest.param(text, *values, id=f"{name}-{i}") for i, text in enumerate(texts)]
 
 
-def test_a_tcp_btl_warning_about_unused_openfabrics_stays_quiet(rules):
-    text = ("WARNING: There was an error initializing an OpenFabrics device.\n\n  Local host:   node1\n"
-            "  Local device: mlx5_0\n[1,0]<stdout>:Epoch 1 loss 0.52\n[1,1]<stdout>:Epoch 1 loss 0.51\n")
+# A wording and the root cause it must be.
+ROOT_CAUSE = [
+    *_rows("routable-peer-refused", ROUTABLE_PEER_REFUSED, "network-unreachable"),
+    pytest.param(PINNED_WITH_A_REASON, "nccl-error", id="pinned-with-a-reason"),
+    *_rows("mpi-daemons-lost", DAEMONS_LOST, "network-unreachable"),
+    *_rows("ssh-unreachable", [ssh + "\n" + ORTE for ssh in SSH_UNREACHABLE], "network-unreachable"),
+    # all that reached the paste is NCCL taking the process down: a collective failed or timed out
+    pytest.param(TAKEDOWN, "collective-timeout", id="watchdog-takedown-alone"),
+    *_rows("store-wait-ran-out", STORE_WAIT_RAN_OUT, "collective-timeout"),
+    # Open MPI's TCP transport: a peer refusing or dropping is reachability
+    *_rows("btl-peer-refuses", [BTL.format(addr="10.1.2.3", why="Connection timed out (110)"),
+                                BTL.format(addr="10.1.2.3", why="Connection refused (111)")], "network-unreachable"),
+    # an address of the peer this host cannot route to, docker0's own address (present on every host), libvirt's
+    # virbr0 likewise: the wrong interface
+    *_rows("btl-wrong-interface", [BTL.format(addr="172.16.128.11", why="No route to host (113)"),
+                                   BTL.format(addr="172.17.0.1", why="Connection refused (111)"),
+                                   BTL.format(addr="192.168.122.1", why="Connection timed out (110)")],
+           "wrong-network-interface"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), ROOT_CAUSE)
+def test_each_wording_has_its_root_cause(rules, text, want):
+    assert root_and_shown(rules, text)[0] == want
+
+
+# Near misses: what they must not be shown as.
+NOT_SHOWN = [
+    # no interface was named, so the interface is no suspect
+    *_rows("generic-error-unpinned", GENERIC_INIT_ERRORS, "wrong-network-interface"),
+    *_rows("exclusion-list", [pinned + "\n" + GENERIC_INIT_ERRORS[0] for pinned in EXCLUDED],
+           "wrong-network-interface"),
+    pytest.param(RESTART, "launcher-env-missing", id="restart-after-failure"),
+]
+
+
+@pytest.mark.parametrize(("text", "absent"), NOT_SHOWN)
+def test_near_misses_are_not_shown_as_that(rules, text, absent):
+    assert absent not in root_and_shown(rules, text)[1]
+
+
+# Healthy runs carrying the alarming-looking lines: no root cause, nothing shown.
+QUIET = [
+    pytest.param(PINNED_HEALTHY, id="pinned-interface-healthy"),
+    pytest.param(SSH_HEALTHY, id="ssh-warnings-healthy"),
+    *_rows("one-process-alone", [f"{announce}\n{TRAINING}\n{TRAINING}\n" for announce in SOLO]),
+    pytest.param(SECOND_RUN, id="second-run-later"),
+    pytest.param(OPENFABRICS_UNUSED, id="openfabrics-unused"),
+]
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_healthy_runs_stay_quiet(rules, text):
     assert root_and_shown(rules, text) == (None, [])
