@@ -18,7 +18,8 @@ class MissingSetEpochChecker(Checker):
         if m.project is not None and "set_epoch" in m.project.referenced and not m.methods("set_epoch"):
             return  # through a loader wrapper of the project (LAVIS IterLoader calls sampler.set_epoch)
         moving = [s for s in m.methods("set_epoch") if self._moves_epoch(m, s)]
-        for site in _sampler_sites(m):
+        samplers = _sampler_sites(m)
+        for site in samplers:
             if const(site.kw("shuffle"), default=True) is False:
                 continue
             names = self._names_of(m, site)
@@ -28,7 +29,8 @@ class MissingSetEpochChecker(Checker):
             loader, how = fed
             loader_name = loader_label(loader)
             missed = [s for s in moving if not _reaches(m, s, how)]
-            if len(missed) < len(moving):
+            elsewhere = [s for s in moving if s not in missed and _another_samplers(m, s, site, samplers)]
+            if len(missed) + len(elsewhere) < len(moving):
                 continue  # some set_epoch can reach this sampler
             if self._evaluation_only(m, loader_name):
                 continue
@@ -41,6 +43,9 @@ class MissingSetEpochChecker(Checker):
                 what = (f"set_epoch is called on {missed[0].recv} (line {missed[0].line}), which is the loader's "
                         f"default sampler: the DistributedSampler sits inside {loader_name}'s batch_sampler, so "
                         f"{loader_name}.batch_sampler.sampler.set_epoch({epoch_var}) is never called")
+            elif elsewhere:
+                what = (f"set_epoch is only called on {elsewhere[0].recv} (line {elsewhere[0].line}), another "
+                        f"DistributedSampler")
             elif fixed:
                 what = f"set_epoch is only called at line {fixed[0].line} with an epoch that does not change per epoch"
             else:
@@ -175,6 +180,14 @@ def _reaches(m, site, how: str) -> bool:
                                                                    if dl.assigned_to}
     name = last(owner)
     return not (name in loaders or "loader" in name.lower())
+
+
+def _another_samplers(m, call, sampler, samplers) -> bool:
+    """The set_epoch call is made on a name every binding of which is another DistributedSampler of the file
+    (``val_sampler.set_epoch(epoch)`` while the training loader's ``train_sampler`` is never re-seeded)."""
+    bindings = m.bindings.get(call.recv or "", ())
+    others = {id(s.node) for s in samplers if s is not sampler}
+    return bool(bindings) and all(id(b.value) in others for b in bindings)
 
 
 def _sampler_sites(m):
