@@ -64,69 +64,40 @@ BUILDS = [
 ]
 
 
-@pytest.mark.parametrize("build", BUILDS)
-def test_set_epoch_on_the_loaders_default_sampler_misses_a_batched_sampler(tmp_path, build):
-    code = BATCHED.format(build=build, epoch="        loader.sampler.set_epoch(epoch)")
-    assert ID in scan_ids(tmp_path, code)
-
-
-@pytest.mark.parametrize("build", BUILDS)
-def test_batched_sampler_without_any_set_epoch(tmp_path, build):
-    assert ID in scan_ids(tmp_path, BATCHED.format(build=build, epoch="        pass"))
-
-
-@pytest.mark.parametrize("build", BUILDS)
-@pytest.mark.parametrize("epoch", [
+PLAIN = "    loader = DataLoader(dataset, batch_size=16, sampler=sampler)"
+BY_POSITION = "    loader = DataLoader(dataset, 16, False, sampler)"
+REACHING = [
     "        sampler.set_epoch(epoch)",
     "        loader.batch_sampler.sampler.set_epoch(epoch)",
     "        loader.batch_sampler.set_epoch(epoch)",
-])
-def test_set_epoch_that_reaches_a_batched_sampler_stays_quiet(tmp_path, build, epoch):
-    assert ID not in scan_ids(tmp_path, BATCHED.format(build=build, epoch=epoch))
-
-
-def test_loader_sampler_set_epoch_still_reaches_a_plain_sampler(tmp_path):
-    code = BATCHED.format(build="    loader = DataLoader(dataset, batch_size=16, sampler=sampler)",
-                          epoch="        loader.sampler.set_epoch(epoch)")
-    assert ID not in scan_ids(tmp_path, code)
-
-
-def test_sampler_given_by_position(tmp_path):
-    code = BATCHED.format(build="    loader = DataLoader(dataset, 16, False, sampler)", epoch="        pass")
-    assert ID in scan_ids(tmp_path, code)
-    fixed = BATCHED.format(build="    loader = DataLoader(dataset, 16, False, sampler)",
-                           epoch="        sampler.set_epoch(epoch)")
-    assert ID not in scan_ids(tmp_path, fixed)
-
-
+]
 SUBCLASS = '''
 
 class {name}(DistributedSampler):
 {body}
 '''
-
-
-@pytest.mark.parametrize("body", [
+FOLLOWING_THE_EPOCH = [
     "    pass",
     "    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(self.seed + self.epoch)\n"
     "        return iter(torch.randperm(len(self.dataset), generator=g)[self.rank::self.num_replicas].tolist())",
     "    def __iter__(self):\n        return iter(list(super().__iter__())[::-1])",
-])
-def test_own_subclass_following_the_epoch_needs_set_epoch(tmp_path, body):
-    code = BATCHED.format(build="    loader = DataLoader(dataset, batch_size=16, sampler=sampler)", epoch="        pass")
-    code = code.replace("DistributedSampler(dataset, shuffle=True)", "RepeatSampler(dataset, shuffle=True)")
-    code = code.replace("\n\ndef main():", SUBCLASS.format(name="RepeatSampler", body=body) + "\n\ndef main():")
-    assert ID in scan_ids(tmp_path, code)
+]
+OWN_FIXED_ORDER = ("    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(0)\n"
+                   "        return iter(torch.randperm(len(self.dataset), generator=g)[self.rank::self.num_replicas].tolist())")
 
 
-def test_own_subclass_with_its_own_fixed_order_stays_quiet(tmp_path):
-    body = ("    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(0)\n"
-            "        return iter(torch.randperm(len(self.dataset), generator=g)[self.rank::self.num_replicas].tolist())")
-    code = BATCHED.format(build="    loader = DataLoader(dataset, batch_size=16, sampler=sampler)", epoch="        pass")
-    code = code.replace("DistributedSampler(dataset, shuffle=True)", "FixedSampler(dataset, shuffle=True)")
-    code = code.replace("\n\ndef main():", SUBCLASS.format(name="FixedSampler", body=body) + "\n\ndef main():")
-    assert ID not in scan_ids(tmp_path, code)
+def _subclassed(name: str, body: str) -> str:
+    """The script with the script's own DistributedSampler subclass ``name`` as its sampler, no set_epoch."""
+    code = BATCHED.format(build=PLAIN, epoch="        pass")
+    code = code.replace("DistributedSampler(dataset, shuffle=True)", f"{name}(dataset, shuffle=True)")
+    return code.replace("\n\ndef main():", SUBCLASS.format(name=name, body=body) + "\n\ndef main():")
 
+
+# ``self.sampler = sampler`` ... ``self.sampler.set_epoch(epoch)`` (a trainer keeping the sampler): not a loader's
+# default sampler
+HELD_BY_AN_ATTRIBUTE = BATCHED.format(build=BUILDS[0], epoch="        holder.sampler.set_epoch(epoch)").replace(
+    "    model = DistributedDataParallel(", "    holder = Holder(sampler)\n    model = DistributedDataParallel(").replace(
+    "\n\ndef main():", "\n\nclass Holder:\n    def __init__(self, sampler):\n        self.sampler = sampler\n\n\ndef main():")
 
 ENDLESS = '''
 import torch
@@ -167,14 +138,36 @@ def main(local_rank):
 '''
 
 
-def test_endless_generator_over_the_loader_repeats_the_order(tmp_path):
-    assert ID in scan_ids(tmp_path, ENDLESS.format(inner="            pass"))
 
 
-def test_set_epoch_on_an_attribute_holding_the_sampler_itself_reaches_it(tmp_path):
-    """``self.sampler = sampler`` ... ``self.sampler.set_epoch(epoch)`` (a trainer keeping the sampler): not a
-    loader's default sampler."""
-    code = BATCHED.format(build=BUILDS[0], epoch="        holder.sampler.set_epoch(epoch)").replace(
-        "    model = DistributedDataParallel(", "    holder = Holder(sampler)\n    model = DistributedDataParallel(").replace(
-        "\n\ndef main():", "\n\nclass Holder:\n    def __init__(self, sampler):\n        self.sampler = sampler\n\n\ndef main():")
-    assert ID not in scan_ids(tmp_path, code)
+def _rows(name: str, codes: list, warns: bool) -> list:
+    return [pytest.param(code, warns, id=f"{name}-{i}") for i, code in enumerate(codes)]
+
+
+# A spelling of the script and whether missing-set-epoch must warn on it.
+SPELLINGS = [
+    # set_epoch on the loader's default sampler misses a batched sampler
+    *_rows("loader-sampler-misses-batched", [BATCHED.format(build=build, epoch="        loader.sampler.set_epoch(epoch)")
+                                             for build in BUILDS], True),
+    *_rows("batched-without-set-epoch", [BATCHED.format(build=build, epoch="        pass") for build in BUILDS], True),
+    # set_epoch that reaches a batched sampler (rows: reaching x build, as the two parametrize marks ran them)
+    *_rows("reaches-batched", [BATCHED.format(build=build, epoch=epoch) for epoch in REACHING for build in BUILDS],
+           False),
+    pytest.param(BATCHED.format(build=PLAIN, epoch="        loader.sampler.set_epoch(epoch)"), False,
+                 id="loader-sampler-reaches-plain"),
+    pytest.param(BATCHED.format(build=BY_POSITION, epoch="        pass"), True, id="by-position"),
+    pytest.param(BATCHED.format(build=BY_POSITION, epoch="        sampler.set_epoch(epoch)"), False,
+                 id="by-position-fixed"),
+    # the script's own subclass: needs set_epoch when its order follows the epoch, not when it draws its own
+    *_rows("own-subclass-following-the-epoch", [_subclassed("RepeatSampler", body) for body in FOLLOWING_THE_EPOCH],
+           True),
+    pytest.param(_subclassed("FixedSampler", OWN_FIXED_ORDER), False, id="own-subclass-fixed-order"),
+    pytest.param(HELD_BY_AN_ATTRIBUTE, False, id="held-by-an-attribute"),
+    # an endless generator over the loader repeats the order
+    pytest.param(ENDLESS.format(inner="            pass"), True, id="endless-generator"),
+]
+
+
+@pytest.mark.parametrize(("code", "warns"), SPELLINGS)
+def test_each_spelling(tmp_path, code, warns):
+    assert (ID in scan_ids(tmp_path, code)) is warns
