@@ -43,19 +43,9 @@ if __name__ == "__main__":
     main()
 '''
 
-
-def test_backend_option_defaulting_to_gloo_needs_no_device_binding(tmp_path):
-    assert ID not in scan_ids(tmp_path, OPTION_BACKEND.format(default='"gloo"'))
-
-
-def test_backend_option_defaulting_to_nccl_does(tmp_path):
-    assert ID in scan_ids(tmp_path, OPTION_BACKEND.format(default='"nccl"'))
-
-
-def test_backend_option_reassigned_is_not_trusted_as_gloo(tmp_path):
-    code = OPTION_BACKEND.format(default='"gloo"').replace(
-        "    distributed.init_process_group(", '    args.backend = "nccl"\n    distributed.init_process_group(')
-    assert ID in scan_ids(tmp_path, code)
+# a backend option reassigned before init is not trusted as its gloo default
+BACKEND_REASSIGNED = OPTION_BACKEND.format(default='"gloo"').replace(
+    "    distributed.init_process_group(", '    args.backend = "nccl"\n    distributed.init_process_group(')
 
 
 SPAWNED = '''
@@ -90,34 +80,15 @@ BARE_WORK = [
     '    model = nn.Linear(8, 2).cuda()\n    dist.all_reduce(model.weight.data)',
 ]
 
-
-@pytest.mark.parametrize("work", BARE_WORK)
-def test_bare_cuda_without_setup_is_one_finding(tmp_path, work):
-    ids = scan_ids(tmp_path, SPAWNED.format(setup="", work=work))
-    assert ID in ids and "hardcoded-cuda0" not in ids
-
-
-@pytest.mark.parametrize("setup", [
+RANK_DEVICE_SETUPS = [
     "    torch.cuda.set_device(rank)",
     '    torch.set_default_device(f"cuda:{rank}")',
     "    torch.cuda.set_device(torch.device('cuda', rank))",
-])
-@pytest.mark.parametrize("work", BARE_WORK)
-def test_rank_device_setup_stays_quiet(tmp_path, setup, work):
-    ids = scan_ids(tmp_path, SPAWNED.format(setup=setup, work=work))
-    assert ID not in ids and "hardcoded-cuda0" not in ids
-
-
-def test_cuda_device_context_is_setup(tmp_path):
-    code = SPAWNED.format(setup="", work="    with torch.cuda.device(rank):\n"
-                                         "        model = nn.Linear(8, 2).cuda()\n        dist.all_reduce(model.weight.data)")
-    assert ID not in scan_ids(tmp_path, code)
-
-
-def test_device_id_at_init_is_setup(tmp_path):
-    code = SPAWNED.format(setup="", work=BARE_WORK[1]).replace(
-        "rank=rank, world_size=world_size)", "rank=rank, world_size=world_size, device_id=torch.device('cuda', rank))")
-    assert ID not in scan_ids(tmp_path, code)
+]
+CUDA_DEVICE_CONTEXT = SPAWNED.format(setup="", work="    with torch.cuda.device(rank):\n"
+                                     "        model = nn.Linear(8, 2).cuda()\n        dist.all_reduce(model.weight.data)")
+DEVICE_ID_AT_INIT = SPAWNED.format(setup="", work=BARE_WORK[1]).replace(
+    "rank=rank, world_size=world_size)", "rank=rank, world_size=world_size, device_id=torch.device('cuda', rank))")
 
 
 CONFIGURED = '''
@@ -145,14 +116,40 @@ class Agent:
 Agent({"multi_gpu": True}).sync()
 '''
 
+# a device from an imported helper may bind it
+DEVICE_FROM_A_HELPER = CONFIGURED.replace('self.config.get("device_name", "cuda")', 'get_device(self.config)').replace(
+    "import torch.nn as nn", "import torch.nn as nn\nfrom mylib.utils import get_device").replace(
+    '            self.device_name = "cuda:" + str(self.local_rank)\n', "")
 
-def test_device_read_from_own_config_is_not_a_library_binding(tmp_path):
-    """rl_games#284: ``self.config.get("device_name", "cuda")`` reads a setting; nothing binds the GPU."""
-    assert ID in scan_ids(tmp_path, CONFIGURED)
+
+# A spelling of the script and whether missing-set-device must warn on it.
+SPELLINGS = [
+    pytest.param(OPTION_BACKEND.format(default='"gloo"'), False, id="backend-option-defaulting-to-gloo"),
+    pytest.param(OPTION_BACKEND.format(default='"nccl"'), True, id="backend-option-defaulting-to-nccl"),
+    pytest.param(BACKEND_REASSIGNED, True, id="backend-option-reassigned"),
+    pytest.param(CUDA_DEVICE_CONTEXT, False, id="cuda-device-context"),
+    pytest.param(DEVICE_ID_AT_INIT, False, id="device-id-at-init"),
+    # rl_games#284: ``self.config.get("device_name", "cuda")`` reads a setting; nothing binds the GPU
+    pytest.param(CONFIGURED, True, id="device-read-from-own-config"),
+    pytest.param(DEVICE_FROM_A_HELPER, False, id="device-from-an-imported-helper"),
+]
 
 
-def test_device_from_an_imported_helper_may_bind_it(tmp_path):
-    code = CONFIGURED.replace('self.config.get("device_name", "cuda")', 'get_device(self.config)').replace(
-        "import torch.nn as nn", "import torch.nn as nn\nfrom mylib.utils import get_device").replace(
-        '            self.device_name = "cuda:" + str(self.local_rank)\n', "")
-    assert ID not in scan_ids(tmp_path, code)
+@pytest.mark.parametrize(("code", "warns"), SPELLINGS)
+def test_each_spelling(tmp_path, code, warns):
+    assert (ID in scan_ids(tmp_path, code)) is warns
+
+
+# Bare CUDA work in spawned ranks, without a device set-up (one finding, not also hardcoded-cuda0) and after each
+# rank-device set-up (quiet); rows setup x work, as the two parametrize marks ran them.
+SPAWNED_ROWS = [
+    *(pytest.param(SPAWNED.format(setup="", work=work), True, id=f"bare-{i}") for i, work in enumerate(BARE_WORK)),
+    *(pytest.param(SPAWNED.format(setup=setup, work=work), False, id=f"setup-{j}-bare-{i}")
+      for j, setup in enumerate(RANK_DEVICE_SETUPS) for i, work in enumerate(BARE_WORK)),
+]
+
+
+@pytest.mark.parametrize(("code", "warns"), SPAWNED_ROWS)
+def test_spawned_ranks_bare_cuda_is_one_finding(tmp_path, code, warns):
+    ids = scan_ids(tmp_path, code)
+    assert (ID in ids) is warns and "hardcoded-cuda0" not in ids
