@@ -23,13 +23,6 @@ WATCHDOG_WORDINGS = [
 ]
 
 
-@pytest.mark.parametrize("text", WATCHDOG_WORDINGS)
-def test_watchdog_timeout_wordings_are_a_collective_timeout(rules, text):
-    root, shown = root_and_shown(rules, text)
-    assert root == "collective-timeout"
-    assert shown[0] == "collective-timeout"
-
-
 TIMEOUT = ("[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation timeout: "
            "WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25624887 milliseconds before timing out.")
 
@@ -53,37 +46,21 @@ def test_the_abort_after_a_watchdog_timeout_is_its_takedown(rules, text):
     assert "native-crash" not in shown
 
 
-def test_a_native_crash_with_no_timeout_before_it_stays_a_native_crash(rules):
-    root, _ = root_and_shown(rules, "step 120 loss 2.31\nSegmentation fault (core dumped)")
-    assert root == "native-crash"
-
-
-def test_a_crash_before_the_timeout_is_still_the_cause(rules):
-    text = ("[rank1]: Traceback (most recent call last):\n"
-            "[rank1]:   File \"train.py\", line 88, in <module>\n"
-            "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
-            "capacity of 79.15 GiB of which 1.02 GiB is free.\n" + TIMEOUT + "\nAborted (core dumped)")
-    root, shown = root_and_shown(rules, text)
-    assert root == "out-of-memory"
-    assert shown[0] == "out-of-memory"
-
-
-def test_a_timeout_far_above_the_crash_does_not_explain_it(rules):
-    filler = "\n".join(f"epoch 2 step {i} loss 1.0" for i in range(200))
-    root, _ = root_and_shown(rules, TIMEOUT + "\n" + filler + "\nSegmentation fault (core dumped)")
-    assert root == "native-crash"
-
-
-@pytest.mark.parametrize("line", [
+CRASH_BEFORE_THE_TIMEOUT = (
+    "[rank1]: Traceback (most recent call last):\n"
+    "[rank1]:   File \"train.py\", line 88, in <module>\n"
+    "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free.\n" + TIMEOUT + "\nAborted (core dumped)")
+# a timeout far above the crash does not explain it
+TIMEOUT_FAR_ABOVE = (TIMEOUT + "\n" + "\n".join(f"epoch 2 step {i} loss 1.0" for i in range(200))
+                     + "\nSegmentation fault (core dumped)")
+# a monitored barrier's peer errors name the crashed rank, in both directions
+MONITORED_BARRIER = [
     "RuntimeError: Rank 0 successfully reached monitoredBarrier, but received errors while waiting for send/recv "
     "from rank 1. Please check rank 1 logs for faulty rank.",
     "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting to be unblocked "
     "by rank 0. Please check rank 0 logs for faulty rank.",
-])
-def test_monitored_barrier_peer_errors_name_the_crashed_rank_in_both_directions(rules, line):
-    root, shown = root_and_shown(rules, line)
-    assert root == "rank-crashed"
-    assert shown[0] == "rank-crashed"
+]
 
 
 # The log says the training loop ended; a collective timing out after that is one only some ranks run.
@@ -98,32 +75,56 @@ RUN_FINISHED = [
 
 
 @pytest.mark.parametrize("finished", RUN_FINISHED)
-def test_a_timeout_after_the_run_finished_is_a_collective_only_some_ranks_run(rules, finished):
-    root, shown = root_and_shown(rules, finished + "\n" + TIMEOUT + "\nAborted (core dumped)")
-    assert root == "collective-mismatch"
-    assert shown[0] == "collective-mismatch"
-
-
-@pytest.mark.parametrize("finished", RUN_FINISHED)
 def test_a_finished_run_alone_is_clean(rules, finished):
     root, shown = root_and_shown(rules, "epoch 19 loss 0.12\n" + finished)
     assert root is None and shown == []
 
 
-def test_a_timeout_before_the_end_of_training_stays_a_timeout(rules):
-    root, _ = root_and_shown(rules, TIMEOUT + "\n`Trainer.fit` stopped: `max_epochs=20` reached.")
-    assert root == "collective-timeout"
-
-
-@pytest.mark.parametrize("stop", [
+# a stop right after a phase that ran the default timeout (30 minutes) is the timeout
+LONG_PHASE = "Preparing test set...:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]"
+STOPS = [
     "srun: error: node001: task 0: Terminated",
     "[rank: 0] Received SIGTERM: 15",
-    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -15) local_rank: 0 (pid: 4242) of binary: /usr/bin/python",
-])
-def test_a_stop_right_after_a_phase_that_ran_the_default_timeout_is_the_timeout(rules, stop):
-    bar = "Preparing test set...:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]"
-    root, _ = root_and_shown(rules, bar + "\n" + stop)
-    assert root == "collective-timeout"
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -15) local_rank: 0 (pid: 4242) of binary: "
+    "/usr/bin/python",
+]
+
+
+def _rows(name: str, texts: list, want: str) -> list:
+    return [pytest.param(text, want, id=f"{name}-{i}") for i, text in enumerate(texts)]
+
+
+# A log and the root cause it must be, shown first.
+ROOT_SHOWN_FIRST = [
+    *_rows("watchdog-wording", WATCHDOG_WORDINGS, "collective-timeout"),
+    pytest.param(CRASH_BEFORE_THE_TIMEOUT, "out-of-memory", id="crash-before-the-timeout"),
+    *_rows("monitored-barrier", MONITORED_BARRIER, "rank-crashed"),
+    # the log says the training loop ended: a collective timing out after that is one only some ranks run
+    *_rows("timeout-after-run-finished", [finished + "\n" + TIMEOUT + "\nAborted (core dumped)"
+                                          for finished in RUN_FINISHED], "collective-mismatch"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), ROOT_SHOWN_FIRST)
+def test_each_log_has_its_root_cause_shown_first(rules, text, want):
+    root, shown = root_and_shown(rules, text)
+    assert root == want
+    assert shown[0] == want
+
+
+# A log and the root cause it must be.
+ROOT_CAUSE = [
+    pytest.param("step 120 loss 2.31\nSegmentation fault (core dumped)", "native-crash", id="native-crash-alone"),
+    pytest.param(TIMEOUT_FAR_ABOVE, "native-crash", id="timeout-far-above-the-crash"),
+    pytest.param(TIMEOUT + "\n`Trainer.fit` stopped: `max_epochs=20` reached.", "collective-timeout",
+                 id="timeout-before-the-end-of-training"),
+    *_rows("stop-after-a-long-phase", [LONG_PHASE + "\n" + stop for stop in STOPS], "collective-timeout"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), ROOT_CAUSE)
+def test_each_log_has_its_root_cause(rules, text, want):
+    assert root_and_shown(rules, text)[0] == want
 
 
 def test_a_stop_after_a_short_phase_is_not_a_timeout(rules):
