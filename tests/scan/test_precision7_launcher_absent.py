@@ -55,6 +55,9 @@ ALONE_ARMS = {
     "else of RANK and WORLD_SIZE present": ("    if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:\n"
                                             "        pass\n    else:\n        torch.empty(1).cuda()\n        return 0"),
     "not (RANK in environ)": "    if not ('RANK' in os.environ):\n        torch.empty(1).cuda()\n        return 0",
+    "held by a flag": ("    alone = 'RANK' not in os.environ\n    if alone:\n        torch.empty(1).cuda()\n"
+                       "        return 0"),
+    "walrus": "    if (alone := 'RANK' not in os.environ):\n        torch.empty(1).cuda()\n        return 0",
 }
 LAUNCHED_ARMS = {
     "the launcher's arm": "    if 'RANK' in os.environ:\n        torch.empty(1).cuda()",

@@ -265,6 +265,8 @@ def launcher_absent_when(m: ModuleIndex, test: ast.AST) -> bool | None:
     """True when ``test`` holds only where no launcher set the rank (``'RANK' not in os.environ``,
     ``os.environ.get("LOCAL_RANK") is None``: one process), False when it fails only then (``'RANK' in os.environ
     and 'WORLD_SIZE' in os.environ``), None otherwise. The variables: the upper-case rank names and process counts."""
+    if isinstance(test, ast.NamedExpr):  # ``if (alone := 'RANK' not in os.environ):`` tests the value it binds
+        return launcher_absent_when(m, test.value)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = launcher_absent_when(m, test.operand)
         return None if inner is None else not inner

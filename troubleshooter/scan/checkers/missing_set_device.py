@@ -90,6 +90,9 @@ def _in_launcher_absent_arm(m, site) -> bool:
     for branch in m.nodes_in(site.ctx.func.node if site.ctx.func is not None else m.tree):
         if isinstance(branch, ast.If):
             absent = launcher_absent_when(m, branch.test)
+            if absent is None:  # ``alone = 'RANK' not in os.environ`` then ``if alone:``: the test the flag holds
+                held = m.flag_test(branch.test, branch.lineno, site.ctx.func)
+                absent = launcher_absent_when(m, held) if held is not None else None
             arm = branch.body if absent else branch.orelse if absent is False else ()
             if any(contains(stmt, site.node) for stmt in arm):
                 return True
