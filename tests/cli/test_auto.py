@@ -159,12 +159,20 @@ def test_world_hang_names_the_rank_that_did_not_arrive(plugins: Path) -> None:
 def test_ctrl_c_still_writes_a_partial_report(plugins: Path) -> None:
     out = plugins / "r.json"
     env = {**os.environ, "PYTHONPATH": str(plugins)}
+    # A Ctrl-C at a terminal reaches a process whose SIGINT is the default; a test run from a background job
+    # (nohup, `&`) inherits SIGINT ignored, which Python then honours, so the child gets the default back.
     proc = subprocess.Popen([sys.executable, "-m", "troubleshooter", "--auto", "-q", "--probes",
                              str(plugins / "probes"), "--probe", "reports", "--probe", "lags", "--timeout", "60",
-                             "-o", str(out)], env=env, start_new_session=True)
-    time.sleep(6)
-    os.killpg(proc.pid, signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
+                             "-o", str(out)], env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(6)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:  # never leave the tool behind to fail the next tests' no-children checks
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     doc = read(out)
     assert doc["interrupted"] is True
     assert any(p["name"] == "reports" and p["status"] == "pass" for p in doc["probes"])
