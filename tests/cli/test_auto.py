@@ -179,6 +179,31 @@ def test_ctrl_c_still_writes_a_partial_report(plugins: Path) -> None:
     assert not psutil.pid_exists(proc.pid) or psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.slow
+def test_ranks_exit_when_the_tool_is_killed(plugins: Path) -> None:
+    """SIGKILL cannot be caught: the ranks (each in a session of its own) notice their supervisor is gone."""
+    proc = subprocess.Popen([sys.executable, "-m", "troubleshooter", "--auto", "-q", "--probes",
+                             str(plugins / "probes"), "--probe", "lags", "--timeout", "60",
+                             "-o", str(plugins / "r.json")], start_new_session=True)
+    ranks: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(ranks) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            ranks = [c for c in psutil.Process(proc.pid).children()
+                     if "troubleshooter.run.rank_worker" in " ".join(c.cmdline())]
+        assert len(ranks) == 2
+        time.sleep(1)  # both ranks past start-up, inside the stuck probe
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        _, alive = psutil.wait_procs(ranks, timeout=10)
+        assert not alive
+    finally:
+        for rank in ranks:
+            if rank.is_running():
+                rank.kill()
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--auto", "--script", "/nonexistent/train.py"], "/nonexistent/train.py: no such file"),
     (["--auto", "--rules", "/nonexistent/rules"], "rules directory does not exist"),

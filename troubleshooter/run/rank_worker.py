@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -90,8 +92,24 @@ def run_in_rank(probe_ids: list[str], registry: Registry, job: Job, env: dict[st
     return results
 
 
+def exit_with_supervisor(supervisor_pid: int, poll_s: float = 0.5) -> threading.Thread:
+    """Kill this rank's process group once its supervisor is gone (SIGKILL, OOM killer, a crash).
+
+    A rank runs in a session of its own, so nothing else takes it down: a rank stuck in a collective
+    would otherwise outlive the tool until its own timeout.
+    """
+    def watch() -> None:
+        while os.getppid() == supervisor_pid:
+            time.sleep(poll_s)
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+    thread = threading.Thread(target=watch, name="exit-with-supervisor", daemon=True)
+    thread.start()
+    return thread
+
+
 def main(job_path: str) -> int:
     """Entry point of a spawned rank (see local_world.py and distributed/rank.py)."""
+    exit_with_supervisor(os.getppid())
     job = Job.read(job_path)
     env = dict(os.environ)
     rank = int(env["RANK"])
