@@ -25,6 +25,10 @@ line that names its cause elsewhere.
 - Symptom-only logs: the steps of an epoch are read from tqdm's ascii bar too ("|##########| 1563/1563 [")
   and Lightning's "Starting with N processes" declares a world size, so a log comparing 1 and 2 processes
   whose epochs did not shrink says the data is not sharded; epochs that halved stay quiet.
+- NCCL's "WARN Cuda failure [code] '<CUDA error>'" (round s9): a reason that names a cause keeps it (out of
+  memory, no kernel for this GPU, a driver older than NCCL's CUDA: "API call is not supported in the
+  installed CUDA driver"); any other reason is an NCCL error, never an unrecognized failure; NCCL's INFO
+  lines about CUDA stay quiet.
 """
 
 from __future__ import annotations
@@ -277,5 +281,69 @@ def test_terminated_after_the_time_limit_is_the_time_limit(rules):
 
 def test_a_terminated_container_state_that_completed_stays_quiet(rules):
     text = "    State:          Terminated\n      Reason:       Completed\n      Exit Code:    0"
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
+
+
+# Round s9: NCCL's "WARN Cuda failure [code] '<CUDA error string>'" is one family. A reason that names a
+# cause keeps its own diagnosis; any other reason is at least an NCCL error (never an unrecognized
+# failure or a clean run); the driver-too-old reason is a version mismatch.
+NCCL_CUDA_CALL_FAILED = [
+    "host:2532579:2532579 [0] enqueue.cc:336 NCCL WARN Cuda failure 'invalid resource handle'\n"
+    "host:2532579:2532579 [0] NCCL INFO enqueue.cc:1382 -> 1\n"
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/home/user/dist.py", line 18, in dist_allreduce\n'
+    "[rank1]:     dist.barrier()",
+    "2025-04-04T16:57:57.7153695Z [2025-04-04 16:57:39] ip-10-0-9-191:95209:95228 [0] init.cc:416 NCCL WARN "
+    "Cuda failure 'operation not supported'\n"
+    "2025-04-04T16:57:57.7153889Z ip-10-0-9-191:95209:95228 [0] NCCL INFO init.cc:1397 -> 1",
+    "(train_rft pid=2657296) 2024-05-11 14:10:52.227 n176:2657296:2658232 [0] include/alloc.h:102 NCCL WARN "
+    "Cuda failure 1 'invalid argument'",
+    "node1:12:40 [2] misc/strongstream.cc:53 WARN Cuda failure 'operation not permitted when stream is capturing'",
+]
+
+
+@pytest.mark.parametrize("text", NCCL_CUDA_CALL_FAILED)
+def test_a_cuda_call_that_failed_inside_nccl_is_an_nccl_error(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "nccl-error"
+
+
+NCCL_CUDA_FAILURE_WITH_A_NAMED_CAUSE = [
+    ("node1:7:30 [0] enqueue.cc:802 NCCL WARN Cuda failure 'API call is not supported in the installed CUDA driver'",
+     "library-version-incompatible"),
+    ("host:1:2 [0] init.cc:1234 NCCL WARN Cuda failure 36 'API call is not supported in the installed CUDA driver'",
+     "library-version-incompatible"),
+    ("node1:7:30 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'", "out-of-memory"),
+    ("node1:1:1 [0] enqueue.cc:215 NCCL WARN Cuda failure 'invalid device function'", "gpu-arch-unsupported"),
+    ("host:1:2 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'", "nccl-error"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), NCCL_CUDA_FAILURE_WITH_A_NAMED_CAUSE)
+def test_a_cuda_failure_reason_that_names_a_cause_keeps_it(rules, text, want):
+    root, _shown = root_and_shown(rules, text)
+    assert root == want
+
+
+def test_a_specific_failure_after_the_cuda_warning_still_comes_first(rules):
+    text = (
+        "host:1:9 [0] enqueue.cc:336 NCCL WARN Cuda failure 'invalid resource handle'\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total "
+        "capacity; 75.10 GiB already allocated; 1.20 GiB free; 76.00 GiB reserved in total by PyTorch)"
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown[0] == "out-of-memory"
+
+
+NCCL_CUDA_LINES_THAT_ARE_NOT_FAILURES = [
+    "host:1:2 [0] NCCL INFO cudaDriverVersion 12020",
+    "host:1:2 [0] NCCL INFO Cuda Host Alloc Size 4 pointer 0x7f2b32600200",
+    "host:1:2 [0] NCCL INFO init.cc:327 Cuda Host Alloc Size 4 pointer 0x7f2b32600200 seconds: cudaHostAlloc=6.2e-05",
+]
+
+
+@pytest.mark.parametrize("text", NCCL_CUDA_LINES_THAT_ARE_NOT_FAILURES)
+def test_nccl_cuda_info_lines_stay_quiet(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert shown == []
