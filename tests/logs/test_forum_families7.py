@@ -407,3 +407,98 @@ NOT_EXTENSION_LIBRARY = [
 def test_other_missing_libraries_are_not_the_jit_build(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert "tool-missing" not in shown
+
+
+# Round s9: the reducer's unused-parameter report is a family of sentences, and a forum paste keeps any
+# one of them (the diagnostic without its "for rank N: ..." tail, the explanation, the hint).
+UNUSED_PARAMETERS_PARTIAL = [
+    "Parameter indices which did not receive grad",
+    "Parameters which did not receive grad",
+    "Parameter indices which did not receive grad for rank 1: 244 245 286 287",
+    "This error indicates that your module has parameters that were not used in producing loss.",
+    "You can enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` "
+    "to `torch.nn.parallel.DistributedDataParallel`, and by",
+    "making sure all `forward` function outputs participate in calculating loss.",
+    # torch 1.1-1.4: the (1)/(2) list on one line
+    "You can enable unused parameter detection by (1) passing the keyword argument `find_unused_parameters=True` "
+    "to `torch.nn.parallel.DistributedDataParallel`; (2) making sure all `forward` function outputs participate "
+    "in calculating loss.",
+]
+
+
+@pytest.mark.parametrize("text", UNUSED_PARAMETERS_PARTIAL)
+def test_any_sentence_of_the_reducers_unused_parameter_report_is_that_family(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "unused-parameters-error"
+
+
+HEALTHY_UNUSED_PARAMETERS_WARNINGS = [
+    "[W reducer.cpp:1346] Warning: find_unused_parameters=True was specified in DDP constructor, but did not "
+    "find any unused parameters in the forward pass. This flag results in an extra traversal of the autograd "
+    "graph every iteration, which can adversely affect performance.",
+    "Epoch 3: 100%|##########| 500/500 [01:02<00:00, 8.01it/s, loss=0.231]",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY_UNUSED_PARAMETERS_WARNINGS)
+def test_the_harmless_find_unused_parameters_warning_stays_quiet(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "unused-parameters-error" not in shown
+
+
+# torch calling an NCCL API its loaded libnccl lacks: quoted with or without the library path.
+NCCL_API_SYMBOL_MISSING = [
+    "undefined symbol: ncclCommRegister",
+    "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+    "OSError: /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommWindowRegister",
+    "undefined symbol: ncclRedOpCreatePreMulSum",
+]
+
+
+@pytest.mark.parametrize("text", NCCL_API_SYMBOL_MISSING)
+def test_torch_missing_an_nccl_api_symbol_is_a_library_version_mismatch(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "library-version-incompatible"
+
+
+NCCL_PLUGIN_SYMBOL = [
+    # NCCL skips a network/tuner plugin it cannot load: harmless
+    "host:123:123 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.",
+    "undefined symbol: ncclNetPlugin_v6",
+    "undefined symbol: ncclTunerPlugin_v2",
+]
+
+
+@pytest.mark.parametrize("text", NCCL_PLUGIN_SYMBOL)
+def test_an_nccl_plugin_symbol_is_not_the_torch_nccl_mismatch(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert "library-version-incompatible" not in shown
+
+
+# accelerate's notebook_launcher refusing what a notebook cell did before the launch.
+NOTEBOOK_LAUNCHER_REFUSALS = [
+    ("ValueError: To launch a multi-GPU training from your notebook, the `Accelerator` should only be initialized "
+     "inside your training function. Restart your notebook and make sure no cells initializes an `Accelerator`.",
+     "ddp-in-notebook"),
+    ("ValueError: To train on TPU in Colab or Kaggle Kernel, the `Accelerator` should only be initialized inside "
+     "your training function. Restart your notebook and make sure no cells initializes an `Accelerator`.",
+     "ddp-in-notebook"),
+    ("ValueError: To launch a multi-GPU training from your notebook, you need to avoid running any instruction "
+     "using `torch.cuda` in any cell. Restart your notebook and make sure no cells use `torch.cuda`.",
+     "cuda-init-before-fork"),
+    ("RuntimeError: Could not start distributed process. Libraries known to initialize CUDA upon import have been "
+     "imported already. Please keep these imports inside your training function to try and help with this:",
+     "cuda-init-before-fork"),
+]
+
+
+@pytest.mark.parametrize("text,finding", NOTEBOOK_LAUNCHER_REFUSALS)
+def test_the_notebook_launcher_refusals_name_what_the_cell_did(rules, text, finding):
+    root, _shown = root_and_shown(rules, text)
+    assert root == finding
+
+
+def test_a_notebook_launch_that_runs_stays_quiet(rules):
+    text = "Launching training on 2 GPUs.\nepoch 0: 100%|##########| 40/40 [00:12<00:00, 3.2it/s]\n"
+    _root, shown = root_and_shown(rules, text)
+    assert not shown
