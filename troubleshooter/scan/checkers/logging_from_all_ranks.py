@@ -121,16 +121,17 @@ class LoggingFromAllRanksChecker(Checker):
 
     @staticmethod
     def _per_item_output(m, site) -> bool:
-        """The path depends on the rank or on the loop's item (each rank writes its own files), not one shared file."""
+        """The path depends on the rank or on the loop's item (each rank writes its own files), not one shared file;
+        the item under any unpacking (``for i, (output, path) in enumerate(zip(outputs, paths)):``)."""
         path = site.arg(1, "f") if site.name else site.arg(0, "save_directory")
         if path is None:
             return False
         roots = _derivation(m, path, site)
         if any(m.mentions_rank(root) for root in roots) or _attribute_set_per_rank(m, roots):
             return True
-        targets = {dotted(getattr(loop, "target", None)) for loop in site.ctx.loops} - {None}
-        return any(isinstance(n, ast.Name) and n.id in {t.split(".")[0] for t in targets}
-                   for root in roots for n in walk(root))
+        items = {n.id for loop in site.ctx.loops if getattr(loop, "target", None) is not None
+                 for n in walk(loop.target) if isinstance(n, ast.Name)}
+        return any(isinstance(n, ast.Name) and n.id in items for root in roots for n in walk(root))
 
     @staticmethod
     def _registered_callbacks(m) -> set[str]:
