@@ -274,17 +274,11 @@ KNOWN_FALSE_ALARMS = {
     "Vchitect/Latte/train.py": {"grad-accum-without-no-sync train.py:223"},
     "lucidrains/stylegan2-pytorch/stylegan2_pytorch/cli.py": {"missing-set-device stylegan2_pytorch/cli.py:39"},
     # Session 9 first look of scan-precision7, judged wrong. XMem's trainer gets its logger and save path only on
-    # rank 0 (the other ranks construct it without them) and saves only when they are set. UniMatch's validation
-    # DistributedSampler is read only by evaluate() under no_grad (order irrelevant). torchdistill writes one
-    # teacher-output cache file per sample (zip of the batch with its per-sample paths). DPR's every shipped config
+    # rank 0 (the other ranks construct it without them) and saves only when they are set. (Fixed since:
+    # UniMatch's validation loader handed to evaluate() under no_grad; torchdistill's per-sample teacher cache, one
+    # file per unpacked loop item.) DPR's every shipped config
     # sets gradient_accumulation_steps to 1 (the Latte construct).
     "hkchengrex/XMem/train.py": {"logging-from-all-ranks model/trainer.py:167", "logging-from-all-ranks model/trainer.py:182"},
-    "LiheYoung/UniMatch/unimatch.py": {"missing-set-epoch supervised.py:136"},
-    "LiheYoung/UniMatch/supervised.py": {"missing-set-epoch supervised.py:136"},
-    "yoshitomo-matsubara/torchdistill/examples/torchvision/image_classification.py": {
-        "logging-from-all-ranks torchdistill/core/distillation.py:407"},
-    "yoshitomo-matsubara/torchdistill/examples/hf_transformers/text_classification.py": {
-        "logging-from-all-ranks torchdistill/core/distillation.py:407"},
     "facebookresearch/DPR/train_dense_encoder.py": {"grad-accum-without-no-sync train_dense_encoder.py:508"},
 }
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, dataloaders, loader_label, local_callee
+from troubleshooter.scan.checkers._common import (contains, dataloaders, function_arguments, loader_label,
+                                                    local_callee)
 from troubleshooter.scan.model import const, dotted, last
 
 
@@ -101,7 +102,7 @@ class MissingSetEpochChecker(Checker):
         """The loader is read only by evaluation passes, whose order does not matter (``DistributedSampler(eval_dataset)``
         in the HF example scripts' ``evaluate()``): loops that never step an optimizer and run without autograd
         (under ``torch.no_grad()``, holding one, or in a function decorated with it)."""
-        readers = [loop for loop in m.loops if loader in loop.iter_names]
+        readers = [loop for loop in m.loops if loader in loop.iter_names] + _read_through_parameters(m, loader)
         return bool(readers) and all(
             not m.is_training_loop(loop.node) and _gradient_free(m, loop) for loop in readers)
 
@@ -157,6 +158,22 @@ class MissingSetEpochChecker(Checker):
             if func is not None and any(c.ctx.loops and local_callee(m, c) is func for c in m.calls):
                 return "epoch"
         return None
+
+
+def _read_through_parameters(m, loader: str) -> list:
+    """The loops that read the loader through the parameter of a local function it is handed to
+    (``evaluate(model, val_loader, cfg)`` -> ``def evaluate(model, loader, cfg): for x in loader:``)."""
+    found = []
+    for site in m.calls:
+        if not any(dotted(arg) == loader for arg in [*site.node.args, *(k.value for k in site.node.keywords)]):
+            continue
+        callee, pairs = function_arguments(m, site)
+        if callee is None:
+            continue
+        params = {param for arg, param in pairs if dotted(arg) == loader}
+        params |= {k.arg for k in site.node.keywords if k.arg and dotted(k.value) == loader}
+        found += [loop for loop in m.loops if loop.ctx.func is callee and params & loop.iter_names]
+    return found
 
 
 def _gradient_free(m, loop) -> bool:
