@@ -502,3 +502,30 @@ def test_a_notebook_launch_that_runs_stays_quiet(rules):
     text = "Launching training on 2 GPUs.\nepoch 0: 100%|##########| 40/40 [00:12<00:00, 3.2it/s]\n"
     _root, shown = root_and_shown(rules, text)
     assert not shown
+
+
+# torch's arch warning is two sentences; a paste may keep only the list of capabilities the build has.
+def test_the_supported_capabilities_sentence_alone_is_the_arch_family(rules):
+    root, _shown = root_and_shown(rules, "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.")
+    assert root == "gpu-arch-unsupported"
+
+
+# Every rank waiting on the same Hugging Face cache lock until filelock gives up.
+HF_CACHE_LOCK_TIMEOUT = [
+    "filelock._error.Timeout: The file lock '/root/.cache/huggingface/hub/.locks/models--bert-base-uncased/abc123.lock' "
+    "could not be acquired.",
+    "filelock.Timeout: The file lock '/home/USER/.cache/huggingface/datasets/_home_USER_.cache_huggingface_datasets_json"
+    "_default-1234_0.0.0_abcd.lock' could not be acquired.",
+    "Timeout: The file lock '/data/hf_cache/hub/.locks/models--org--model/e2f3.lock' could not be acquired.",
+]
+
+
+@pytest.mark.parametrize("text", HF_CACHE_LOCK_TIMEOUT)
+def test_a_hugging_face_cache_lock_timeout_is_cache_contention(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "hf-cache-contention"
+
+
+def test_another_programs_lock_timeout_is_not_cache_contention(rules):
+    _root, shown = root_and_shown(rules, "filelock._error.Timeout: The file lock '/tmp/my_tool/state.lock' could not be acquired.")
+    assert "hf-cache-contention" not in shown
