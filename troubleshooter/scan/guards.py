@@ -57,6 +57,34 @@ def walk(root: ast.AST, operators: bool = True) -> list[ast.AST]:
     return todo
 
 
+def parent_map(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the node holding it, for every node under ``root`` but expression contexts and operators: one
+    :func:`walk` (the same order, so a node reached twice keeps its last parent, as with ``ast.iter_child_nodes``)."""
+    parents: dict[int, ast.AST] = {}
+    todo = [root]
+    push, extend, table = todo.append, todo.extend, _CHILD_FIELDS[False]
+    for node in todo:
+        fields = table.get(node.__class__)
+        if fields is None:
+            fields = _child_fields(node.__class__, False)
+        start = len(todo)
+        for name, shape in fields:
+            child = getattr(node, name, None)
+            if shape is _MANY:
+                if child:
+                    extend(child)
+            elif shape is _ONE:
+                if child is not None:
+                    push(child)
+            elif child.__class__ is list:
+                extend([c for c in child if isinstance(c, ast.AST)])
+            elif isinstance(child, ast.AST):
+                push(child)
+        for at in range(start, len(todo)):
+            parents[id(todo[at])] = node
+    return parents
+
+
 # Types of the abstract grammar whose values are nodes (the rest, identifier/string/constant/int, are not).
 _NODE_TYPES = frozenset({"mod", "stmt", "expr", "excepthandler", "arguments", "arg", "keyword", "alias", "withitem",
                          "match_case", "pattern", "type_ignore", "type_param", "comprehension", "slice"})

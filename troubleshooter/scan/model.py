@@ -168,6 +168,8 @@ class ModuleIndex:
         self._call_by_node: dict[int, CallSite] = {}
         self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
         self._nodes_in: dict[int, list[ast.AST]] = {}  # id(node) -> nodes under it (nodes_in)
+        self._nodes_of: dict[type, list[ast.AST]] | None = None  # node class -> the module's nodes of it (nodes_of)
+        self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
@@ -479,6 +481,21 @@ class ModuleIndex:
         if found is None:
             found = self._nodes_in[id(node)] = walk(node, operators=False)
         return found
+
+    def nodes_of(self, kind: type) -> list[ast.AST]:
+        """The module's nodes of class ``kind`` (``ast.Assign``...; not expression contexts nor operators), in
+        :func:`walk` order: the whole tree sorted by class once, for checkers that look for one kind of node anywhere
+        in the file (a walk of the whole module per question made them quadratic in large files)."""
+        by_class = self._nodes_of
+        if by_class is None:
+            by_class = self._nodes_of = {}
+            for node in self.nodes_in(self.tree):
+                found = by_class.get(node.__class__)
+                if found is None:
+                    by_class[node.__class__] = [node]
+                else:
+                    found.append(node)
+        return by_class.get(kind, [])
 
     def sites_in(self, node: ast.AST) -> list[CallSite]:
         """Calls lexically inside ``node`` (found once per node)."""

@@ -141,6 +141,19 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     return info
 
 
+def callers_of(m: ModuleIndex, func: FuncInfo) -> list[CallSite]:
+    """The calls of this file that reach the local function ``func`` (:func:`local_callee`), in file order. Every
+    call's callee is resolved once per module: a checker asking about each function in turn stays linear."""
+    table = m.memo.get("callers")
+    if table is None:
+        table = m.memo["callers"] = {}
+        for site in m.calls:
+            callee = local_callee(m, site)
+            if callee is not None:
+                table.setdefault(id(callee), []).append(site)
+    return table.get(id(func), [])
+
+
 def function_arguments(m: ModuleIndex, site: CallSite) -> tuple[FuncInfo | None, list[tuple[ast.expr, str]]]:
     """The plain local function (not a method) a call reaches, with each positional argument paired to the
     parameter it binds; ``(None, [])`` when the callee is unknown or a method."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, local_callee, wrapped_name
+from troubleshooter.scan.checkers._common import callers_of, ddp_wraps, local_callee, wrapped_name
 from troubleshooter.scan.checkers._modules import (
     ALWAYS, INPUT, RANDOM, ModelClass, analyse, flag_off, prepared_classes, wrapped_classes)
+from troubleshooter.scan.guards import parent_map
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted
 
 
@@ -229,6 +230,7 @@ def _frozen_after_wrap(m: ModuleIndex):
     registered them for reduction when it was built and waits for gradients that never come (ClassyVision#398: the
     trunk frozen for fine-tuning after the wrap). Quiet when the same part was already frozen before the wrap, is
     switched back on somewhere (a GAN's per-step toggle), or the model is wrapped again after the freeze."""
+    found = None  # every switch of the module, read once whatever the wraps
     for wrap in ddp_wraps(m):
         if any(const(wrap.kw(option), default=True) is not False for option in ("find_unused_parameters", "static_graph")
                if wrap.kw(option) is not None) or any(k.arg is None for k in wrap.node.keywords):
@@ -237,7 +239,9 @@ def _frozen_after_wrap(m: ModuleIndex):
         if not roots:
             continue
         wrapped = wrapped_name(wrap)
-        switches = list(_grad_switches(m, roots | ({wrapped} if wrapped else set())))
+        if found is None:
+            found = _grad_switches(m)
+        switches = _under_roots(found, roots | ({wrapped} if wrapped else set()))
         for func, line, root, part, value in switches:
             if value is not False or not part or root == wrapped and wrapped == wrap.assigned_to:
                 continue  # the whole model frozen: a feature extractor now (run under no_grad); ``model.x`` with
@@ -273,25 +277,18 @@ def _model_roots(m: ModuleIndex, wrap: CallSite) -> set[str]:
         roots.add(wrapped)
     if wrapper:
         roots.add(f"{wrapper}.module")
-        for node in ast.walk(m.tree):
-            if isinstance(node, ast.Assign) and dotted(node.value) == f"{wrapper}.module":
+        for node in m.nodes_of(ast.Assign):
+            if dotted(node.value) == f"{wrapper}.module":
                 roots |= {dotted(t) for t in node.targets if dotted(t)}
     return roots
 
 
-def _grad_switches(m: ModuleIndex, roots: set[str]):
-    """(function, line, root, module path under the root, value) for each ``requires_grad`` switch of a module under
-    one of ``roots``: ``x.requires_grad_(v)``, or ``p.requires_grad = v`` in a loop over ``x.(named_)parameters()``;
-    ``value`` is the literal (None when not a literal)."""
-    def split(expr: ast.AST) -> tuple[str, str] | None:
-        text = dotted(expr)
-        if not text:
-            return None
-        for root in sorted(roots, key=len, reverse=True):
-            if text == root or text.startswith(root + "."):
-                return root, text[len(root) + 1:]
-        return None
-
+def _grad_switches(m: ModuleIndex) -> list[tuple]:
+    """(function, line, dotted text of the switched module, value, picked) for each ``requires_grad`` switch of the
+    module: ``x.requires_grad_(v)``, or ``p.requires_grad = v`` in a loop over ``x.(named_)parameters()`` (picked:
+    under an ``if`` of the loop, ``if name.startswith("backbone"):``, which picks a part); ``value`` is the literal
+    (None when not a literal). Read once per module; :func:`_under_roots` keeps those of one wrapped model."""
+    found = []
     for infos in m.functions.values():
         for info in infos:
             if info.name == "<class>":
@@ -299,24 +296,39 @@ def _grad_switches(m: ModuleIndex, roots: set[str]):
             for node in m.nodes_in(info.node):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_":
-                    where = split(node.func.value)
-                    if where:
-                        yield info, node.lineno, *where, const(node.args[0], default=None) if node.args else True
+                    found.append((info, node.lineno, dotted(node.func.value),
+                                  const(node.args[0], default=None) if node.args else True, False))
                 elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
                         and isinstance(node.iter.func, ast.Attribute) \
                         and node.iter.func.attr in ("parameters", "named_parameters"):
-                    where = split(node.iter.func.value)
+                    text = dotted(node.iter.func.value)
+                    if not text:
+                        continue
                     loop_vars = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-                    for inner in m.nodes_in(node) if where else ():
+                    for inner in m.nodes_in(node):
                         if isinstance(inner, ast.Assign) and any(
                                 isinstance(t, ast.Attribute) and t.attr == "requires_grad"
                                 and dotted(t.value) in loop_vars for t in inner.targets):
-                            root, part = where
-                            if not part and any(isinstance(n, ast.If) and inner in m.nodes_in(n)
-                                                for n in m.nodes_in(node)):
-                                part = "<some parameters>"  # ``if name.startswith("backbone"):`` picks a part
-                            yield info, inner.lineno, root, part, const(inner.value, default=None)
+                            picked = any(isinstance(n, ast.If) and inner in m.nodes_in(n) for n in m.nodes_in(node))
+                            found.append((info, inner.lineno, text, const(inner.value, default=None), picked))
                             break
+    return found
+
+
+def _under_roots(switches: list[tuple], roots: set[str]) -> list[tuple]:
+    """(function, line, root, module path under the root, value) for each switch of a module under one of
+    ``roots`` (the longest root that holds it); a picked part of the whole model is ``"<some parameters>"``."""
+    ordered = sorted(roots, key=len, reverse=True)
+    out = []
+    for info, line, text, value, picked in switches:
+        if not text:
+            continue
+        root = next((r for r in ordered if text == r or text.startswith(r + ".")), None)
+        if root is None:
+            continue
+        part = text[len(root) + 1:]
+        out.append((info, line, root, "<some parameters>" if picked and not part else part, value))
+    return out
 
 
 def _runs_after(m: ModuleIndex, wrap: CallSite, func, line: int) -> bool:
@@ -327,14 +339,13 @@ def _runs_after(m: ModuleIndex, wrap: CallSite, func, line: int) -> bool:
         return line > wrap.line
     if wrapping is None:
         return False
-    for site in m.calls:
-        if local_callee(m, site) is not wrapping or site.ctx.func is None:
+    for site in callers_of(m, wrapping):
+        if site.ctx.func is None:
             continue
         caller = site.ctx.func
         if caller is func and line > site.line:
             return True
-        if any(later.ctx.func is caller and later.line > site.line and local_callee(m, later) is func
-               for later in m.calls):
+        if any(later.ctx.func is caller and later.line > site.line for later in callers_of(m, func)):
             return True
     return False
 
@@ -372,7 +383,7 @@ def _trains_after(m: ModuleIndex, func, line: int) -> bool:
             if info is None or id(info) in seen:
                 continue
             seen.add(id(info))
-            found += [(site.ctx.func, site.line) for site in m.calls if local_callee(m, site) is info]
+            found += [(site.ctx.func, site.line) for site in callers_of(m, info)]
         todo = found
     return False
 
@@ -393,7 +404,7 @@ def _frozen_parts(m: ModuleIndex) -> set[str] | None:
     an unused layer among them is frozen, not forgotten. Reads (``if p.requires_grad``, an optimizer's filter) freeze
     nothing. None when a freeze reaches a part we cannot name (the whole wrapped model, a test on names we cannot
     read, a list built elsewhere)."""
-    parents = {id(child): node for node in ast.walk(m.tree) for child in ast.iter_child_nodes(node)}
+    parents = parent_map(m.tree)
     wrapped = set()
     for site in ddp_wraps(m):
         wrapped |= {n for n in (wrapped_name(site), site.assigned_to) if n}
@@ -401,7 +412,7 @@ def _frozen_parts(m: ModuleIndex) -> set[str] | None:
         if site.method in m.P.ddp_returning_preparers and site.recv is not None:
             wrapped |= {n for n in [*(dotted(a) for a in site.node.args), *site.unpacked_to] if n}
     parts: set[str] = set()
-    for node in ast.walk(m.tree):
+    for node in m.nodes_in(m.tree):
         target = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
             value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"),
@@ -460,13 +471,13 @@ def _reached(m: ModuleIndex, expr: ast.AST, at: ast.AST, parents: dict, wrapped:
     named = {a for a in attrs if a != "module"}
     if root in ("self", "cls") and not named:
         return None  # a module freezing itself: which class is the model's
-    alias = next((n for n in ast.walk(m.tree) if isinstance(n, ast.Assign) and any(
+    alias = next((n for n in m.nodes_of(ast.Assign) if any(
         isinstance(t, ast.Name) and t.id == root for t in n.targets) and _chain(n.value)[0] not in (None, root)), None)
     if alias is not None and depth:
         found = _reached(m, alias.value, alias, parents, wrapped, depth - 1)
         return None if found is None else found | named
-    if not named and not any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(
-            isinstance(t, ast.Name) and t.id == root for t in n.targets) for n in ast.walk(m.tree)):
+    if not named and not any(isinstance(n.value, ast.Call) and any(
+            isinstance(t, ast.Name) and t.id == root for t in n.targets) for n in m.nodes_of(ast.Assign)):
         return None  # a list or a parameter of unknown modules (``for layer in frozen:``)
     return named  # empty for another model built here (``teacher = Net()``, frozen whole)
 
