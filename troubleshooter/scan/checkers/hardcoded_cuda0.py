@@ -84,25 +84,11 @@ class HardcodedCuda0Checker(Checker):
         wraps = {id(w.node) for w in ddp_wraps(m)}
         fallbacks = _one_process_fallbacks(m)
         for s in m.calls:
-            if self._skip(s.ctx) or id(s.node) in fallbacks or _in_one_gpu_arm(m, s.node, s.ctx.func):
+            if self._skip(s.ctx) or id(s.node) in fallbacks:
                 continue
-            first = s.arg(0)
-            if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
-                yield s.line, s.node, "cuda:0"
-            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and _cuda0(m, s.arg(0, "device")):
-                yield s.line, s.node, "cuda:0"
-            elif _cuda0(m, s.kw("device")):  # torch.zeros(n, device="cuda:0"), Generator(device=...)
-                yield s.line, s.node, "cuda:0"
-            elif s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
-                yield s.line, s.node, "cuda(0)"
-            elif s.method == "to" and isinstance(s.node.func, ast.Attribute) and _is_zero(s.arg(0, "device")):
-                yield s.line, s.node, "to(0)"
-            elif s.name in m.P.set_device and const(first) in (0, "cuda:0"):
-                yield s.line, s.node, "cuda:0"
-            elif const(s.kw("map_location")) == "cuda:0":
-                yield s.line, s.node, "cuda:0"
-            elif id(s.node) in wraps and (const(s.kw("device_ids")) in ([0], (0,)) or const(s.kw("output_device")) == 0):
-                yield s.line, s.node, "device_ids=[0]"
+            pinned = _pinned_by_call(m, s, wraps)
+            if pinned is not None and not _in_one_gpu_arm(m, s.node, s.ctx.func):  # the arm test last: it walks
+                yield s.line, s.node, pinned  # the call's whole function
         for bindings in m.bindings.values():
             for b in bindings:
                 if not self._skip(b.ctx) and id(b.value) not in fallbacks and _cuda0(m, b.value) \
@@ -162,12 +148,11 @@ class HardcodedCuda0Checker(Checker):
     @staticmethod
     def _config_devices(m):
         """A configuration literal ``{"device": "cuda:0"}`` when no set_device call uses the rank."""
-        for node in ast.walk(m.tree):
-            if isinstance(node, ast.Dict):
-                for key, value in zip(node.keys, node.values):
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
-                            and isinstance(value, ast.Constant) and value.value == "cuda:0":
-                        yield value.lineno, value, "cuda:0"
+        for node in m.nodes_of(ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and "device" in key.value.lower() \
+                        and isinstance(value, ast.Constant) and value.value == "cuda:0":
+                    yield value.lineno, value, "cuda:0"
 
 
 def _placed_before_device_picker(m):
@@ -196,6 +181,28 @@ def _placed_before_device_picker(m):
             yield s
 
 
+def _pinned_by_call(m, s, wraps: set[int]) -> str | None:
+    """How the call pins GPU 0 (``"cuda:0"``, ``"cuda(0)"``, ``"to(0)"``, ``"device_ids=[0]"``), else None."""
+    first = s.arg(0)
+    if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
+        return "cuda:0"
+    if s.method == "to" and isinstance(s.node.func, ast.Attribute) and _cuda0(m, s.arg(0, "device")):
+        return "cuda:0"
+    if _cuda0(m, s.kw("device")):  # torch.zeros(n, device="cuda:0"), Generator(device=...)
+        return "cuda:0"
+    if s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
+        return "cuda(0)"
+    if s.method == "to" and isinstance(s.node.func, ast.Attribute) and _is_zero(s.arg(0, "device")):
+        return "to(0)"
+    if s.name in m.P.set_device and const(first) in (0, "cuda:0"):
+        return "cuda:0"
+    if const(s.kw("map_location")) == "cuda:0":
+        return "cuda:0"
+    if id(s.node) in wraps and (const(s.kw("device_ids")) in ([0], (0,)) or const(s.kw("output_device")) == 0):
+        return "device_ids=[0]"
+    return None
+
+
 def _reaches(m, site, building: set[int]) -> bool:
     """The call runs a local function, or builds a local class whose ``__init__`` is, among ``building``."""
     callee = local_callee(m, site)
@@ -211,10 +218,11 @@ def _one_process_fallbacks(m) -> set[int]:
     ``device = torch.device("cuda", local_rank)`` in one arm and ``torch.device("cuda", 0)`` in the other. The
     script picks the device per rank on its distributed path; the constant is the one-process fallback."""
     fallbacks: set[int] = set()
+    setups = [s for s in m.calls if any(w in s.method.lower() for w in m.P.distributed_flag_words)]
     for bindings in m.bindings.values():
         by_rank = {id(b.func) for b in bindings if m.mentions_rank(b.value)}
         fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
-        fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(m, b))
+        fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(b, setups))
     return fallbacks
 
 
@@ -254,16 +262,16 @@ def _one_gpu_when(m, test: ast.AST, line: int, func) -> bool | None:
     return None
 
 
-def _handed_to_distributed_setup(m, binding) -> bool:
+def _handed_to_distributed_setup(binding, setups) -> bool:
     """``args.device = "cuda:0"`` and then ``init_distributed_device(args)`` (timm's ``train.py`` and its many
     forks; ``init_distributed_mode(args)``, ``setup_ddp(cfg)``): the object goes to a distributed set-up call, which
-    sets its device per rank; the constant is the one-process default."""
+    sets its device per rank; the constant is the one-process default. ``setups``: the calls whose name has a
+    distributed word (``distributed_flag_words``), found once per module."""
     owner, dot, _ = binding.target.rpartition(".")
     if not dot:
         return False
-    return any(s.ctx.func is binding.func and s.line > binding.line
-               and any(dotted(a) == owner for a in s.node.args)
-               and any(w in s.method.lower() for w in m.P.distributed_flag_words) for s in m.calls)
+    return any(s.ctx.func is binding.func and s.line > binding.line and any(dotted(a) == owner for a in s.node.args)
+               for s in setups)
 
 
 def _cuda0(m, node) -> bool:
