@@ -529,3 +529,34 @@ def test_a_hugging_face_cache_lock_timeout_is_cache_contention(rules, text):
 def test_another_programs_lock_timeout_is_not_cache_contention(rules):
     _root, shown = root_and_shown(rules, "filelock._error.Timeout: The file lock '/tmp/my_tool/state.lock' could not be acquired.")
     assert "hf-cache-contention" not in shown
+
+
+# Harmless lines forum posters ask about: a run printing them alone is healthy.
+HARMLESS_FORUM_LINES = [
+    "UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze "
+    "and return a vector.",
+    "[W socket.cpp:426] [c10d] The server socket cannot be initialized on [::]:29500 (errno: 97 - Address family "
+    "not supported by protocol).",
+    "[rank0]:[W1224 10:00:00.000000000 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been "
+    "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+    "destroy_process_group to ensure that any pending NCCL operations have finished in this process.",
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being "
+    "overloaded, please further tune the variable for optimal performance in your application as needed.",
+    "[W ProcessGroupGloo.cpp:694] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+    "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.",
+]
+
+
+@pytest.mark.parametrize("text", HARMLESS_FORUM_LINES)
+def test_harmless_lines_forum_posters_ask_about_stay_clean(rules, text):
+    _root, shown = root_and_shown(rules, text)
+    assert not shown
+
+
+def test_the_dataparallel_hint_still_rides_along_a_real_failure(rules):
+    text = ("UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead "
+            "unsqueeze and return a vector.\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total "
+            "capacity; 21.10 GiB already allocated)\n")
+    root, _shown = root_and_shown(rules, text)
+    assert root == "out-of-memory"
