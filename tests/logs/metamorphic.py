@@ -300,6 +300,100 @@ def non_ascii_user(text: str) -> str:
     return _HOME.sub(lambda m: m.group(1) + ("jürgen.müller" if m.group(1) == "/home/" else "张伟"), text)
 
 
+
+def details_block(text: str) -> str:
+    """A GitHub issue's collapsed section: ``<details>``, a summary, a blank line and a fenced log."""
+    body = text if text.endswith("\n") else text + "\n"
+    return f"<details>\n<summary>Full log</summary>\n\n```\n{body}```\n\n</details>\n"
+
+
+_JUPYTER_RULE = "\x1b[0;31m" + "-" * 75 + "\x1b[0m"
+
+
+def jupyter_cell(text: str) -> str:
+    """A traceback as a Jupyter notebook (IPython >= 8) shows a cell's output, colours kept: a red rule, the
+    exception's type beside the header, frames as ``File path:line, in func(args)`` in green and cyan, each
+    source line under its frame behind an arrow and its line number, the exception's type in red."""
+    lines, end = _split(text)
+    out = []
+    frame_line = None
+    for i, line in enumerate(lines):
+        if line.strip() == _HEADER:
+            kind = next((m.group(2).split(".")[-1] for later in lines[i + 1:i + 200]
+                         if (m := _EXCEPTION_LINE.match(later))), "Exception")
+            out += [_JUPYTER_RULE, f"\x1b[0;31m{kind}\x1b[0m{' ' * max(1, 42 - len(kind))}{_HEADER[:-1]}"]
+            frame_line = None
+        elif (m := _FRAME.match(line)):
+            out.append(f"{m.group(1)}File \x1b[0;32m{m.group(2)}:{m.group(3)}\x1b[0m, in "
+                       f"\x1b[0;36m{m.group(4)}\x1b[0;34m(*args, **kwargs)\x1b[0m")
+            frame_line = int(m.group(3))
+        elif frame_line is not None and line.startswith("    ") and line.strip():
+            out.append(f"\x1b[0;32m--> {frame_line:4d}\x1b[0m {line.strip()}")
+            frame_line = None
+        elif (m := _EXCEPTION_LINE.match(line)):
+            out.append(f"{m.group(1)}\x1b[0;31m{m.group(2)}\x1b[0m:{m.group(3)}")
+            frame_line = None
+        else:
+            out.append(line)
+            frame_line = None
+    return _join(out, end)
+
+
+_TYPOGRAPHY = (
+    (re.compile(r"(?<![\w'])'(?=\S)([^'\n]*?\S)'(?![\w'])"), "\u2018\\1\u2019"),   # 'x' -> ‘x’
+    (re.compile(r"(?<=\w)'(?=\w)"), "\u2019"),                                      # don't -> don’t
+    (re.compile(r'"([^"\n]*)"'), "\u201c\\1\u201d"),                                # "x" -> “x”
+    (re.compile(r"(?<!-)--(?!-)"), "\u2013"),                                       # -- -> –
+    (re.compile(r"(?<!\.)\.\.\.(?!\.)"), "\u2026"),                                 # ... -> …
+)
+
+
+def typography(text: str) -> str:
+    """A forum's typographer (Discourse, markdown-it) on a log pasted outside a code block: straight
+    quotes curled (``'weight'`` -> ``‘weight’``, ``"x.py"`` -> ``“x.py”``), ``--`` as an en dash,
+    ``...`` as an ellipsis."""
+    for pattern, replacement in _TYPOGRAPHY:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_SPACE_RUN = re.compile(r"(?:^ +| {2,})", re.MULTILINE)
+
+
+def nbsp(text: str) -> str:
+    """Copied from a rendered web page (a blog, a rendered notebook): indentation and runs of spaces come
+    as no-break spaces (U+00A0)."""
+    return _SPACE_RUN.sub(lambda m: "\u00a0" * len(m.group(0)), text)
+
+
+def _json_string(value: str) -> str:
+    out = value.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\r", "\\r")
+    return "".join(c if ord(c) >= 0x20 else f"\\u{ord(c):04x}" for c in out)
+
+
+def docker_json(text: str) -> str:
+    """Docker's json-file log driver (``/var/lib/docker/containers/<id>/<id>-json.log``, what a Kubernetes
+    node keeps when Docker is its runtime): one JSON object per line, the line itself in ``log``."""
+    lines, end = _split(text)
+    return _join([f'{{"log":"{_json_string(line)}\\n","stream":"stderr","time":"{_iso(i).strip()}"}}'
+                  for i, line in enumerate(lines)], end)
+
+
+def _ts(i: int) -> str:
+    h, m, s, _ = _clock(i)
+    return f"Mar 05 {h:02d}:{m:02d}:{s:02d} "
+
+
+def _asctime_name_level(i: int) -> str:
+    h, m, s, us = _clock(i)
+    return f"2024-03-05 {h:02d}:{m:02d}:{s:02d},{us // 1000:03d} - mmdet - INFO - "
+
+
+def _rfc5424(i: int) -> str:
+    return f"{_iso(i)}gpu-node-07 python3[48213]: "
+
+
+
 TRANSFORMS: dict[str, Callable[[str], str]] = {
     # torch >= 2.2 torchrun labels worker lines "[rank2]: ..." (hiyouga/LlamaFactory#5769, pytorch/pytorch#159747)
     "torchrun [rankN]:": relabel(lambda r: f"[rank{r}]:"),
@@ -375,4 +469,24 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "Windows paths": windows_paths,
     # a non-ASCII user name in paths (linkedlist771/SoraWatermarkCleaner#35 "C:\\Users\\中文用户名")
     "non-ASCII user name": non_ascii_user,
+    # a log in a GitHub issue's collapsed section "<details><summary>...</summary>" (most issue templates' "Logs")
+    "GitHub <details> block": details_block,
+    # a notebook's coloured traceback, IPython 8 frames "File ~/x.py:12, in f(*args)" and "--> 12" source lines
+    # (huggingface/transformers#36723 pastes one)
+    "Jupyter cell output, colours kept": jupyter_cell,
+    # discuss.pytorch.org (Discourse) curls quotes outside code blocks ("Tensor for ‘out’ is on CPU, Tensor for
+    # argument #1 ‘self’ ..." quoted from a forum thread in public code)
+    "forum typography (curly quotes, en dash)": typography,
+    # copied from a rendered web page: indentation as no-break spaces
+    "no-break spaces": nbsp,
+    # Docker's json-file driver lines {"log":"...\n","stream":"stderr","time":"..."}
+    "docker json-file lines": docker_json,
+    # moreutils ts "Mar 05 12:00:00 " (python train.py 2>&1 | ts)
+    "timestamp ts (moreutils)": outer(_ts),
+    # a logger's "asctime - name - LEVEL - " (mmcv/mmdet's "2021-03-05 12:00:00,123 - mmdet - INFO - ")
+    "logger asctime - name - LEVEL - ": outer(_asctime_name_level),
+    # a host in front of DeepSpeed's bracketed logger time (pdsh: "worker-1: [2023-06-06 02:44:00,164] ...")
+    "host then [timestamp]": outer(lambda i: "worker-1: " + _bracket(i)),
+    # a syslog forwarder's RFC 5424 time and host "2024-03-05T12:00:00.123Z gpu-node-07 python3[pid]: "
+    "timestamp RFC 5424 + host": outer(_rfc5424),
 }

@@ -26,6 +26,9 @@ INVARIANT = (
     "IPython traceback", "pytest E-lines", "markdown quote > ", "containerd CRI stderr F", "indent as tabs", "indent lost",
     "markdown indented block", "ranks interleaved", "shell prompt and command", "markdown code fence",
     "Windows paths", "non-ASCII user name", "tqdm bar glued before errors",
+    "GitHub <details> block", "Jupyter cell output, colours kept", "forum typography (curly quotes, en dash)",
+    "no-break spaces", "docker json-file lines", "timestamp ts (moreutils)", "logger asctime - name - LEVEL - ",
+    "host then [timestamp]", "timestamp RFC 5424 + host",
 )
 # a fast, fixed sample of the dev split (every 16th dev log by name when it was chosen): fixed by name, so
 # logs added to the corpus later do not change what these tests pin

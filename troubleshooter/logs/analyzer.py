@@ -161,7 +161,8 @@ class LogAnalyzer:
             if not read:
                 break
             del data[start + read:]
-            if first or data.find(b"\x1b", start) >= 0:  # what framing.repair may change: a paste, colours
+            if first or data.startswith(b"{") or data.find(b"\x1b", start) >= 0:  # what framing.repair may change:
+                # a paste, a collector's JSON lines, colours
                 data[start:] = repair(bytes(data[start:]), first and read < CHUNK, self.symptoms.words)
             first = False
             cut = data.rfind(b"\n") + 1

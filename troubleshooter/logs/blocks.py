@@ -35,11 +35,13 @@ _EXIT_VALUE = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 _FRAME = re.compile(r'^File (?:"(?P<file>[^"]+)", line (?P<line>\d+)|(?P<ifile>\S+):(?P<iline>\d+), in )')
 # an exception line; Ray wraps the worker's exception type in its own: ``RayTaskError(ValueError): ...``
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|Exception|StopIteration|SystemExit))"
-                        r"(?:\([\w.]+\))?(?::|$)")
+                        r"(?:\((?:\w+\.)*[A-Z]\w*\))?(?::|$)")
 # right after a traceback's frames, any exception class ends it (``socket.timeout: timed out``, ``queue.Empty``,
 # ``BackendCompilerFailed: ...``): a dotted name, or a capitalised one with a lower-case letter (not a logger's
-# ``INFO:``), alone or before a colon
-_EXCEPTION_AFTER_FRAME = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z]\w*[a-z]\w*)(?:\([\w.]+\))?(?::\s|:?$)")
+# ``INFO:``), alone or before a colon; a wrapped type in parentheses is a class's (``RayTaskError(ValueError)``),
+# never a call's arguments (the source line ``subprocess.run(command)`` under its frame is no exception)
+_EXCEPTION_AFTER_FRAME = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z]\w*[a-z]\w*)(?:\((?:\w+\.)*[A-Z]\w*\))?"
+                                    r"(?::\s|:?$)")
 AFTER_FRAME_LINES = 3  # lines after a frame where its exception line may be (the source line, a caret line)
 MAX_RECORDS = 256
 

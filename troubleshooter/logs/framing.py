@@ -18,6 +18,13 @@
   line, and a log of nothing else is narrower than 80. When a re-flow broke rows shorter than its cap,
   it alone is undone: a row that happens to reach the cap is not a terminal's cut.
 
+- A forum's typographer (Discourse outside a code block) curls a paste's quotes and turns ``--`` and ``...``
+  into dashes and an ellipsis (``argument #3 ‘weight’``): in a paste the ASCII is put back (``typography``).
+- A log collector's JSON lines (Docker's json-file driver ``{"log":"...\\n","stream":"stderr",...}``, Fluent Bit,
+  ``journalctl -o json``, Cloud Logging) hold each line JSON-escaped in one field (``json_log_fields``): a chunk
+  that begins with ``{`` has every such line replaced by the field's text (a value holding several lines gives
+  them all).
+
 The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
 line of its own (never joined to the row before) and how a row shows it is whole are knowledge:
 ``own_line_starts``, ``own_line_after_word``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
@@ -26,6 +33,7 @@ line of its own (never joined to the row before) and how a row shows it is whole
 
 from __future__ import annotations
 
+import json
 import re
 
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
@@ -36,12 +44,48 @@ MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
 MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a hard wrap
 START_CHARS = 6           # characters that tell how a line begins
 MIN_REFLOW_WIDTH = 80      # programs wrap their own paragraphs narrower (Open MPI's help texts at 74 columns)
+JSON_PROBE_BYTES = 1 << 16  # where a chunk of a collector's JSON lines shows one beginning
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
+
+
+# IPython's frame rows: ``File ~/x.py:12, in f(a, b)`` (the arguments optional) and a notebook cell's ``Cell In[3], line 5``
+_IPYTHON_FRAME = re.compile(rb"^(?P<indent>[ \t]*)File (?P<path>[^\s\"]\S*?):(?P<line>\d+), in (?P<func>[^\s(]+)(?:\(.*\))?[ \t]*(?=\r?$)",
+                            re.M)
+_IPYTHON_CELL = re.compile(rb"^(?P<indent>[ \t]*)Cell In\s?\[(?P<cell>\d+)\], line (?P<line>\d+)[ \t]*(?=\r?$)", re.M)
 
 
 def strip_ansi(data: bytes) -> bytes:
     """``data`` without ANSI escape sequences (returned unchanged, not copied, when it holds no ESC)."""
     return _ANSI.sub(b"", data) if b"\x1b" in data else data
+
+
+def untypeset(data: bytes, words: SymptomWords) -> bytes:
+    """``data`` with a typographer's characters (``typography``) back as the ASCII they stand for."""
+    return words.typography.sub(lambda m: words.typography_ascii[m.group(0)], data)
+
+
+def json_unwrapped(data: bytes, words: SymptomWords) -> bytes:
+    """``data`` with each JSON-object line that holds a string under one of ``json_log_fields`` replaced by
+    that string (its final line end dropped); other lines, and a chunk with no line beginning with ``{`` near its
+    start, as they are (a chunk may begin inside the line the chunk before it left unfinished)."""
+    if not data.startswith(b"{") and b"\n{" not in data[:JSON_PROBE_BYTES]:
+        return data
+    fields = words.json_log_fields
+    out = []
+    changed = False
+    for row in data.split(b"\n"):
+        if row.startswith(b"{"):
+            try:
+                record = json.loads(row)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                text = next((record[key] for key in fields if isinstance(record.get(key), str)), None)
+                if text is not None:
+                    row = text.rstrip("\r\n").encode("utf-8", "surrogateescape")
+                    changed = True
+        out.append(row)
+    return b"\n".join(out) if changed else data
 
 
 def wrap_width(rows: list[str], words: SymptomWords) -> int | None:
@@ -166,17 +210,23 @@ def unflowed(rows: list[str], joins: set[int]) -> list[str]:
 
 
 def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes:
-    """The chunk as the program printed it: colours removed; when ``whole`` (the chunk is the entire log,
-    small enough to be a paste), hard wrapping and a re-flow at word boundaries undone. A re-flow that
-    broke rows shorter than the longest one, at least as many as the rows of that length followed by
+    """The chunk as the program printed it: a collector's JSON lines decoded, colours removed; when ``whole``
+    (the chunk is the entire log, small enough to be a paste), a typographer's characters put back, hard
+    wrapping and a re-flow at word boundaries undone, and IPython's frame rows written as CPython's. A re-flow
+    that broke rows shorter than the longest one, at least as many as the rows of that length followed by
     another (a terminal's cuts), is undone alone: a row of that length is then one it left by chance, not a
     terminal's cut (joining it without the space the break took would glue two words)."""
-    data = strip_ansi(data)
+    words = words or shipped_words()
+    data = strip_ansi(json_unwrapped(data, words))
     if not whole or len(data) > PASTE_BYTES:
         return data
+    return cpython_frames(unwrapped_paste(untypeset(data, words), words))
+
+
+def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
+    """A paste with its terminal's hard wrap or its re-flow undone (see :func:`repair`)."""
     text = data.decode("utf-8", "surrogateescape")
     rows = [row.rstrip("\r") for row in text.split("\n")]
-    words = words or shipped_words()
     joins = reflowed(rows, words)
     width = max(map(len, rows), default=0)
     shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
@@ -190,3 +240,12 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
             return data
     return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins)).encode("utf-8", "surrogateescape")
 
+
+def cpython_frames(data: bytes) -> bytes:
+    """``data`` with IPython's (>= 8) traceback frame rows (``File ~/x.py:12, in f(a, b)``, a notebook cell's
+    ``Cell In[3], line 5``) written as CPython writes them (``File "~/x.py", line 12, in f``), so that what
+    reads a frame reads either (the data as it is when it holds none)."""
+    if b", in " not in data and b"Cell In[" not in data:
+        return data
+    return _IPYTHON_CELL.sub(rb'\g<indent>File "<ipython-input-\g<cell>>", line \g<line>, in <module>',
+                             _IPYTHON_FRAME.sub(rb'\g<indent>File "\g<path>", line \g<line>, in \g<func>', data))

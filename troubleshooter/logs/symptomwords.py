@@ -40,14 +40,16 @@ _LISTS = {
     "terminal_widths": "terminal widths where a few rows cut at one width show a hard wrap (whole numbers)",
     "swallowed_exception": "a report of an exception Python swallowed (its traceback ended nothing)",
     "launcher_exceptions": "how the type of an exception the launcher itself raised ends (literal endings)",
+    "json_log_fields": "the key of a log collector's JSON line that holds the program's line (literal keys)",
 }
-_LITERALS = ("progress_words", "line_ends", "clause_ends", "goes_on", "launcher_exceptions")  # literal strings
+_LITERALS = ("progress_words", "line_ends", "clause_ends", "goes_on", "launcher_exceptions",
+             "json_log_fields")  # literal strings
 _NUMBERS = ("terminal_widths",)  # lists of whole numbers
 PREFIX_GROUPS = ("rank", "task", "host", "iso", "glog")  # what a line prefix may tell (named groups)
 _STUCK = {"finding": str, "naming_vars": list, "rank_list": str}
 _RATE_GROUPS = ("value", "unit", "per", "key", "keyed")
 _GROUPS = {"progress_elapsed": ("elapsed",), "timeout_value": ("ms", "s")}  # the one named group each alternative gives
-_MAPPINGS = ("stuck_ranks", "rank_exits", "signal_words")  # keys holding a mapping or a list of mappings
+_MAPPINGS = ("stuck_ranks", "rank_exits", "signal_words", "typography")  # keys holding a mapping or a list of mappings
 _RANK_EXIT = {"launcher": str, "anchors": list, "pattern": str, "examples": list}  # required; "code" optional
 EXIT_GROUPS = ("code", "signum", "signame", "rank", "local", "host", "pid")  # what a rank_exits pattern may capture
 
@@ -93,6 +95,9 @@ class SymptomWords:
     signal_words: dict[str, int]          # a launcher's word for a signal -> its number
     swallowed: re.Pattern[str]            # matched at a line's start: an exception Python swallowed is reported
     launcher_exceptions: tuple[str, ...]  # the type of an exception the launcher raised ends so
+    typography: re.Pattern[bytes]         # a character a forum's typographer wrote (UTF-8)
+    typography_ascii: dict[bytes, bytes]  # that character -> the ASCII it stands for
+    json_log_fields: tuple[str, ...]      # the keys of a collector's JSON line holding the program's line
 
 
 def _alternatives(items: list[str]) -> bytes:
@@ -147,7 +152,10 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
                          for item in raw["rank_exits"]),
         exit_anchors=tuple(dict.fromkeys(anchor for item in raw["rank_exits"] for anchor in item["anchors"])),
         signal_words=dict(raw["signal_words"]), swallowed=re.compile("(?:" + "|".join(raw["swallowed_exception"]) + ")"),
-        launcher_exceptions=tuple(raw["launcher_exceptions"]))
+        launcher_exceptions=tuple(raw["launcher_exceptions"]),
+        typography=re.compile(b"|".join(re.escape(char.encode("utf-8")) for char in raw["typography"])),
+        typography_ascii={char.encode("utf-8"): ascii.encode("utf-8") for char, ascii in raw["typography"].items()},
+        json_log_fields=tuple(raw["json_log_fields"]))
 
 
 def _regex_problem(pattern: str, verify: bool) -> str | None:
@@ -185,7 +193,7 @@ def parse_words(path: Path, issues: list[RuleIssue], verify: bool = True) -> dic
             continue
         if key in _MAPPINGS:
             out[key] = {"stuck_ranks": _stuck_ranks, "rank_exits": _rank_exits,
-                        "signal_words": _signal_words}[key](value, line, problem, verify)
+                        "signal_words": _signal_words, "typography": _typography}[key](value, line, problem, verify)
             continue
         if key not in _LISTS:
             close = difflib.get_close_matches(str(key), [*_LISTS, *_MAPPINGS, "doc"], n=1)
@@ -285,6 +293,16 @@ def _signal_words(value: Any, line: int | None, problem: Any, verify: bool) -> d
             not all(isinstance(k, str) and k and type(v) is int and v > 0 for k, v in value.items()):
         problem(line, "'signal_words' should map a launcher's word for a signal to the signal's number", "",
                 "signal_words")
+        return None
+    return value
+
+
+def _typography(value: Any, line: int | None, problem: Any, verify: bool) -> dict[str, str] | None:
+    if not isinstance(value, dict) or not value or not all(
+            isinstance(k, str) and len(k) == 1 and not k.isascii() and isinstance(v, str) and v and v.isascii()
+            for k, v in value.items()):
+        problem(line, "'typography' should map one non-ASCII character a typographer writes to the ASCII text "
+                "it stands for", "", "typography")
         return None
     return value
 
