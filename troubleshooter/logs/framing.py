@@ -48,10 +48,9 @@ JSON_PROBE_BYTES = 1 << 16  # where a chunk of a collector's JSON lines shows on
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
 
 
-# IPython's frame rows: ``File ~/x.py:12, in f(a, b)`` (the arguments optional) and a notebook cell's ``Cell In[3], line 5``
+# IPython's frame rows: ``File ~/x.py:12, in f(a, b)`` (the arguments optional)
 _IPYTHON_FRAME = re.compile(rb"^(?P<indent>[ \t]*)File (?P<path>[^\s\"]\S*?):(?P<line>\d+), in (?P<func>[^\s(]+)(?:\(.*\))?[ \t]*(?=\r?$)",
                             re.M)
-_IPYTHON_CELL = re.compile(rb"^(?P<indent>[ \t]*)Cell In\s?\[(?P<cell>\d+)\], line (?P<line>\d+)[ \t]*(?=\r?$)", re.M)
 
 
 def strip_ansi(data: bytes) -> bytes:
@@ -242,10 +241,9 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
 
 
 def cpython_frames(data: bytes) -> bytes:
-    """``data`` with IPython's (>= 8) traceback frame rows (``File ~/x.py:12, in f(a, b)``, a notebook cell's
-    ``Cell In[3], line 5``) written as CPython writes them (``File "~/x.py", line 12, in f``), so that what
-    reads a frame reads either (the data as it is when it holds none)."""
-    if b", in " not in data and b"Cell In[" not in data:
+    """``data`` with IPython's (>= 8) traceback frame rows (``File ~/x.py:12, in f(a, b)``) written as CPython
+    writes them (``File "~/x.py", line 12, in f``), so that what reads a frame reads either (the data as it is
+    when it holds none). A notebook cell's own row (``Cell In[3], line 5``) stays: it tells a notebook."""
+    if b", in " not in data:
         return data
-    return _IPYTHON_CELL.sub(rb'\g<indent>File "<ipython-input-\g<cell>>", line \g<line>, in <module>',
-                             _IPYTHON_FRAME.sub(rb'\g<indent>File "\g<path>", line \g<line>, in \g<func>', data))
+    return _IPYTHON_FRAME.sub(rb'\g<indent>File "\g<path>", line \g<line>, in \g<func>', data)
