@@ -29,6 +29,10 @@ line that names its cause elsewhere.
   memory, no kernel for this GPU, a driver older than NCCL's CUDA: "API call is not supported in the
   installed CUDA driver"); any other reason is an NCCL error, never an unrecognized failure; NCCL's INFO
   lines about CUDA stay quiet.
+- A debugger's or Open MPI's signal report ("received signal SIGBUS, Bus error.", "Program terminated with
+  signal SIGKILL", "[host:pid] Signal: Bus error (7)") decodes like the launchers' exit codes.
+- Horovod's "has been shut down. This was caused by an exception on one of the ranks" is the other ranks'
+  echo: a rank's own failure printed before it comes first; alone it says a rank crashed.
 """
 
 from __future__ import annotations
@@ -347,3 +351,55 @@ NCCL_CUDA_LINES_THAT_ARE_NOT_FAILURES = [
 def test_nccl_cuda_info_lines_stay_quiet(rules, text):
     _root, shown = root_and_shown(rules, text)
     assert shown == []
+
+
+# A signal report in the wording of a debugger or of Open MPI's handler decodes like the launchers' exit
+# codes: SIGBUS is shared memory, SIGSEGV a native crash, SIGKILL (no other cause) host memory.
+DEBUGGER_AND_MPI_SIGNAL_REPORTS = [
+    ("[host:03983] *** Process received signal ***\n[host:03983] Signal: Bus error (7)\n"
+     "[host:03983] Signal code: Non-existant physical address (2)", "shm-too-small"),
+    ('Thread 787 "imagenet_fake_d" received signal SIGBUS, Bus error.\n'
+     "0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () from "
+     "/usr/local/lib/python3.10/dist-packages/jaxlib/xla_extension.so", "shm-too-small"),
+    ("Program received signal SIGSEGV, Segmentation fault.\n0x00007ffff56bdbba in ?? () from "
+     "/lib/x86_64-linux-gnu/libc.so.6", "native-crash"),
+    ("Program terminated with signal SIGSEGV, Segmentation fault.", "native-crash"),
+    ("Program terminated with signal SIGKILL, Killed.", "out-of-memory"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), DEBUGGER_AND_MPI_SIGNAL_REPORTS)
+def test_a_debugger_or_mpi_signal_report_decodes_the_signal(rules, text, want):
+    root, _shown = root_and_shown(rules, text)
+    assert root == want
+
+
+def test_a_debugger_that_handled_a_signal_and_went_on_is_not_a_signal_exit(rules):
+    # gdb's "Program received signal SIGINT" (the user pressed Ctrl-C in the debugger) is not a crash
+    _root, shown = root_and_shown(rules, "Program received signal SIGINT, Interrupt.")
+    assert "shm-too-small" not in shown and "native-crash" not in shown and "out-of-memory" not in shown
+
+
+# Horovod's shutdown message is the other ranks' echo of one rank's failure: that failure comes first,
+# and alone the message says a rank crashed (never an unrecognized failure with no diagnosis).
+HOROVOD_SHUTDOWN = (
+    "[1,0]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the "
+    "ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished "
+    "execution. If the shutdown was caused by an exception, you should see the exception in the log before "
+    "the first shutdown message."
+)
+
+
+def test_horovods_shutdown_alone_says_a_rank_crashed(rules):
+    root, _shown = root_and_shown(rules, HOROVOD_SHUTDOWN)
+    assert root == "rank-crashed"
+
+
+def test_the_rank_failure_before_horovods_shutdown_comes_first(rules):
+    text = (
+        "[1,1]<stderr>:RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 1; 10.76 GiB total "
+        "capacity; 9.80 GiB already allocated; 5.56 MiB free; 9.95 GiB reserved in total by PyTorch)\n"
+        + HOROVOD_SHUTDOWN
+    )
+    root, _shown = root_and_shown(rules, text)
+    assert root == "out-of-memory"
