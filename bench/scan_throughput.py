@@ -1,8 +1,9 @@
 """Scanner throughput on a large real codebase vs bare ``ast.parse`` of the same files, same run.
 
-Usage: python bench/scan_throughput.py [--project] [--phases] [--repeat N] [--cpu] [ROOT] (default: the installed torch package's
-sources). Prints lines/second for both and the ratio; the target is a ratio of at most 2.0. Files are scanned one
-at a time (``FileScanner.scan``); ``--project`` scans ROOT as one project instead (``scan_paths``: local imports
+Usage: python bench/scan_throughput.py [--project] [--phases] [--repeat N] [--cpu] [ROOT] (default: the installed torch
+package's sources; ``--help`` lists the options; an unknown option, a ROOT that does not exist or holds no Python file
+is a usage error, exit 2). Prints lines/second for both and the ratio; the target is a ratio of at most 2.0. Files are
+scanned one at a time (``FileScanner.scan``); ``--project`` scans ROOT as one project instead (``scan_paths``: local imports
 followed, cross-file knowledge, what ``troubleshoot scan DIR`` does). ``--repeat N`` alternates N parse and N scan
 runs and keeps the best of each (the machine is shared: the best run is the least disturbed one). ``--cpu`` times
 both with the process's CPU time instead of the wall clock: on a loaded machine the time the process waits for a
@@ -13,6 +14,7 @@ least disturbed run: each phase's time and its share of the bare parse (the wrap
 
 from __future__ import annotations
 
+import argparse
 import ast
 import functools
 import gc
@@ -114,20 +116,43 @@ def _timed_phases(spent: dict[str, float]):
             setattr(owner, name, function)
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line; unknown options, a ROOT that does not exist and a ROOT without Python files are usage
+    errors (exit 2), never a ratio of nothing."""
+    parser = argparse.ArgumentParser(
+        prog="python bench/scan_throughput.py",
+        description="Scanner throughput against bare ast.parse of the same files (target: at most 2.0x).")
+    parser.add_argument("root", nargs="?", metavar="ROOT",
+                        help="a directory (or .py file) to scan; default: the installed torch package's sources")
+    parser.add_argument("--project", action="store_true",
+                        help="scan ROOT as one project (what `troubleshoot scan DIR` does) instead of file by file")
+    parser.add_argument("--phases", action="store_true", help="with --project: where the scan's time goes")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="N alternating parse and scan runs, the best of each kept (default 1)")
+    parser.add_argument("--cpu", action="store_true", help="time with the process's CPU time, not the wall clock")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.phases and not args.project:
+        parser.error("--phases needs --project")
+    if args.root is None:
+        args.root = torch_root()
+    elif not Path(args.root).exists():
+        parser.error(f"ROOT {args.root!r} does not exist")
+    # the walker skips site-packages dirs *below* the root, not the root itself
+    args.files = [p for p, ok in iter_python_files([args.root]) if ok]
+    if not args.files:
+        parser.error(f"no Python file under ROOT {args.root!r}")
+    return args
+
+
 def main(argv: list[str]) -> int:
     global clock
-    project, cpu, phases = "--project" in argv, "--cpu" in argv, "--phases" in argv
-    argv = [a for a in argv if a not in ("--project", "--cpu", "--phases")]
-    if cpu:
+    args = _arguments(argv)
+    project, phases, repeat, root = args.project, args.phases, args.repeat, args.root
+    if args.cpu:
         clock = time.process_time
-    repeat = 1
-    if "--repeat" in argv:
-        at = argv.index("--repeat")
-        repeat = max(1, int(argv[at + 1]))
-        del argv[at:at + 2]
-    root = argv[0] if argv else torch_root()
-    # the walker skips site-packages dirs *below* the root, not the root itself
-    files = [p for p, ok in iter_python_files([root]) if ok]
+    files = args.files
     blobs = [Path(p).read_bytes() for p in files]
     lines = sum(b.count(b"\n") + 1 for b in blobs)
     shipped_patterns()  # the rules are loaded once per process, not per scan: not timed
@@ -148,7 +173,7 @@ def main(argv: list[str]) -> int:
             if best is None or took < best:
                 best, breakdown = took, spent
 
-    print(f"files: {len(files)}  lines: {lines}  root: {root}  (best of {repeat}, {'CPU' if cpu else 'wall'} time)")
+    print(f"files: {len(files)}  lines: {lines}  root: {root}  (best of {repeat}, {'CPU' if args.cpu else 'wall'} time)")
     print(f"bare ast.parse : {bare:7.2f} s  {lines / bare:12,.0f} lines/s")
     print(f"troubleshoot scan{' (project)' if project else ''}: {full:7.2f} s  {lines / full:12,.0f} lines/s  ({hits} hits)")
     ratio = full / bare
