@@ -230,7 +230,7 @@ def _frozen_after_wrap(m: ModuleIndex):
     registered them for reduction when it was built and waits for gradients that never come (ClassyVision#398: the
     trunk frozen for fine-tuning after the wrap). Quiet when the same part was already frozen before the wrap, is
     switched back on somewhere (a GAN's per-step toggle), or the model is wrapped again after the freeze."""
-    found = None  # every switch of the module, read once whatever the wraps
+    found = by_head = None  # every switch of the module, read once whatever the wraps
     for wrap in ddp_wraps(m):
         if any(const(wrap.kw(option), default=True) is not False for option in ("find_unused_parameters", "static_graph")
                if wrap.kw(option) is not None) or any(k.arg is None for k in wrap.node.keywords):
@@ -241,7 +241,14 @@ def _frozen_after_wrap(m: ModuleIndex):
         wrapped = wrapped_name(wrap)
         if found is None:
             found = _grad_switches(m)
-        switches = _under_roots(found, roots | ({wrapped} if wrapped else set()))
+            by_head = {}  # first name of the switched module -> its positions in found
+            for at, (_, _, text, _, _) in enumerate(found):
+                if text:
+                    by_head.setdefault(text.partition(".")[0], []).append(at)
+        roots = roots | ({wrapped} if wrapped else set())
+        heads = {root.partition(".")[0] for root in roots}
+        switches = _under_roots([found[at] for at in sorted(at for head in heads for at in by_head.get(head, ()))],
+                                roots)
         for func, line, root, part, value in switches:
             if value is not False or not part or root == wrapped and wrapped == wrap.assigned_to:
                 continue  # the whole model frozen: a feature extractor now (run under no_grad); ``model.x`` with
@@ -277,10 +284,26 @@ def _model_roots(m: ModuleIndex, wrap: CallSite) -> set[str]:
         roots.add(wrapped)
     if wrapper:
         roots.add(f"{wrapper}.module")
-        for node in m.nodes_of(ast.Assign):
-            if dotted(node.value) == f"{wrapper}.module":
-                roots |= {dotted(t) for t in node.targets if dotted(t)}
+        for node in _assigned(m)[0].get(f"{wrapper}.module", ()):
+            roots |= {dotted(t) for t in node.targets if dotted(t)}
     return roots
+
+
+def _assigned(m: ModuleIndex) -> tuple[dict[str, list[ast.Assign]], dict[str, list[ast.Assign]]]:
+    """The module's assignments by the dotted text of their value, and by each plain name they bind (walk order),
+    sorted out once per module: the questions asked per wrap and per freeze stay linear."""
+    found = m.memo.get("unused-parameters-error.assigned")
+    if found is None:
+        by_value: dict[str, list[ast.Assign]] = {}
+        by_name: dict[str, list[ast.Assign]] = {}
+        for node in m.nodes_of(ast.Assign):
+            text = dotted(node.value)
+            if text:
+                by_value.setdefault(text, []).append(node)
+            for name in {t.id for t in node.targets if isinstance(t, ast.Name)}:
+                by_name.setdefault(name, []).append(node)
+        found = m.memo["unused-parameters-error.assigned"] = by_value, by_name
+    return found
 
 
 def _grad_switches(m: ModuleIndex) -> list[tuple]:
@@ -471,13 +494,12 @@ def _reached(m: ModuleIndex, expr: ast.AST, at: ast.AST, parents: dict, wrapped:
     named = {a for a in attrs if a != "module"}
     if root in ("self", "cls") and not named:
         return None  # a module freezing itself: which class is the model's
-    alias = next((n for n in m.nodes_of(ast.Assign) if any(
-        isinstance(t, ast.Name) and t.id == root for t in n.targets) and _chain(n.value)[0] not in (None, root)), None)
+    bound = _assigned(m)[1].get(root, ())  # the ``root = ...`` statements
+    alias = next((n for n in bound if _chain(n.value)[0] not in (None, root)), None)
     if alias is not None and depth:
         found = _reached(m, alias.value, alias, parents, wrapped, depth - 1)
         return None if found is None else found | named
-    if not named and not any(isinstance(n.value, ast.Call) and any(
-            isinstance(t, ast.Name) and t.id == root for t in n.targets) for n in m.nodes_of(ast.Assign)):
+    if not named and not any(isinstance(n.value, ast.Call) for n in bound):
         return None  # a list or a parameter of unknown modules (``for layer in frozen:``)
     return named  # empty for another model built here (``teacher = Net()``, frozen whole)
 
