@@ -218,7 +218,10 @@ def _one_process_fallbacks(m) -> set[int]:
     ``device = torch.device("cuda", local_rank)`` in one arm and ``torch.device("cuda", 0)`` in the other. The
     script picks the device per rank on its distributed path; the constant is the one-process fallback."""
     fallbacks: set[int] = set()
-    setups = [s for s in m.calls if any(w in s.method.lower() for w in m.P.distributed_flag_words)]
+    setups: dict[int, list] = {}  # id(function) -> its calls whose name has a distributed word
+    for s in m.calls:
+        if any(w in s.method.lower() for w in m.P.distributed_flag_words):
+            setups.setdefault(id(s.ctx.func), []).append(s)
     for bindings in m.bindings.values():
         by_rank = {id(b.func) for b in bindings if m.mentions_rank(b.value)}
         fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
@@ -265,13 +268,13 @@ def _one_gpu_when(m, test: ast.AST, line: int, func) -> bool | None:
 def _handed_to_distributed_setup(binding, setups) -> bool:
     """``args.device = "cuda:0"`` and then ``init_distributed_device(args)`` (timm's ``train.py`` and its many
     forks; ``init_distributed_mode(args)``, ``setup_ddp(cfg)``): the object goes to a distributed set-up call, which
-    sets its device per rank; the constant is the one-process default. ``setups``: the calls whose name has a
-    distributed word (``distributed_flag_words``), found once per module."""
+    sets its device per rank; the constant is the one-process default. ``setups``: each function's calls whose name
+    has a distributed word (``distributed_flag_words``), found once per module."""
     owner, dot, _ = binding.target.rpartition(".")
     if not dot:
         return False
-    return any(s.ctx.func is binding.func and s.line > binding.line and any(dotted(a) == owner for a in s.node.args)
-               for s in setups)
+    return any(s.line > binding.line and any(dotted(a) == owner for a in s.node.args)
+               for s in setups.get(id(binding.func), ()))
 
 
 def _cuda0(m, node) -> bool:
