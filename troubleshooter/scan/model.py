@@ -169,6 +169,7 @@ class ModuleIndex:
         self._sites_in: dict[int, list[CallSite]] = {}  # id(node) -> calls inside it (sites_in)
         self._nodes_in: dict[int, list[ast.AST]] = {}  # id(node) -> nodes under it (nodes_in)
         self._nodes_of: dict[type, list[ast.AST]] | None = None  # node class -> the module's nodes of it (nodes_of)
+        self._by_method: dict[str, list[CallSite]] | None = None  # method name -> method calls (methods)
         self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls = self._collect_imports(tree)
@@ -448,8 +449,16 @@ class ModuleIndex:
         return [calls[i] for i in (found[0] if len(found) == 1 else sorted(i for p in found for i in p))]
 
     def methods(self, method: str, recv: str | None = None) -> list[CallSite]:
-        """Method calls ``<recv>.<method>(...)`` (any receiver when ``recv`` is None)."""
-        return [c for c in self.calls if c.method == method and c.recv is not None and (recv is None or c.recv == recv)]
+        """Method calls ``<recv>.<method>(...)`` (any receiver when ``recv`` is None), in file order; the calls are
+        grouped by method once per module (checkers ask per wrap, per site)."""
+        by_method = self._by_method
+        if by_method is None:
+            by_method = self._by_method = {}
+            for c in self.calls:
+                if c.recv is not None:
+                    by_method.setdefault(c.method, []).append(c)
+        found = by_method.get(method, [])
+        return [c for c in found if c.recv == recv] if recv is not None else list(found)
 
     def binding(self, target: str, before: int, func: FuncInfo | None) -> Binding | None:
         """The last ``target = ...`` before line ``before`` in ``func``, else the last module-level one."""

@@ -264,7 +264,7 @@ class CheckpointWithoutModuleChecker(Checker):
         inference / test entry): that load gets the prefixed keys."""
         if _fresh_model_loads(m, wrap):
             return False
-        for site in m.calls:
+        for site in _loads(m):
             values = [*site.node.args, *(k.value for k in site.node.keywords)]
             if not ((site.recv == wrapper and site.method == "load_state_dict") or (
                     m.P.matches("checkpoint_restore_calls", site.method) and any(dotted(v) == wrapper for v in values))):
@@ -275,18 +275,13 @@ class CheckpointWithoutModuleChecker(Checker):
 
     @staticmethod
     def _in_conditional_expr(m, site) -> bool:
-        return any(isinstance(node, ast.IfExp) and contains(node, site.node)
-                   for node in m.nodes_in(m.tree))
+        return any(contains(node, site.node) for node in m.nodes_of(ast.IfExp))
 
     @staticmethod
     def _saved(m, site) -> bool:
         """The state dict ends up in torch.save(...) (directly, via a variable / dict, or a local save helper)."""
-        writers = m.calls_to(m.P.checkpoint_writers) + [
-            c for c in m.calls if c.name and m.P.matches("checkpoint_payload_calls", c.name)]
-        helpers = [c for c in m.calls if (f := local_callee(m, c)) is not None
-                   and any(w.ctx.func is f for w in writers)]
-        for save in writers + helpers:
-            if save.ctx.func is not site.ctx.func or save.line < site.line:
+        for save in _saves(m).get(id(site.ctx.func), ()):
+            if save.line < site.line:
                 continue
             roots = [save.node]
             for arg in save.node.args:
@@ -414,10 +409,39 @@ def _keyed_state_dicts(m, container: str, key: str, wrap):
         yield from (site for site in found if site.method == "state_dict")
 
 
+def _saves(m) -> dict[int, list]:
+    """id(function) -> the calls in it that write a checkpoint (``checkpoint_writers``, ``checkpoint_payload_calls``)
+    or call a local function that does; sorted out once per module (asked per state_dict() call)."""
+    found = m.memo.get("checkpoint-without-module.saves")
+    if found is None:
+        writers = m.calls_to(m.P.checkpoint_writers) + [
+            c for c in m.calls if c.name and m.P.matches("checkpoint_payload_calls", c.name)]
+        writing = {id(w.ctx.func) for w in writers}
+        helpers = [c for c in m.calls if (f := local_callee(m, c)) is not None and id(f) in writing]
+        found = m.memo["checkpoint-without-module.saves"] = {}
+        for save in writers + helpers:
+            found.setdefault(id(save.ctx.func), []).append(save)
+    return found
+
+
+def _loads(m) -> list:
+    """The calls that may load a checkpoint into a model: ``x.load_state_dict(...)`` and the
+    ``checkpoint_restore_calls`` (found once per module, asked per wrap)."""
+    found = m.memo.get("checkpoint-without-module.loads")
+    if found is None:
+        found = m.memo["checkpoint-without-module.loads"] = [
+            site for site in m.calls if site.method == "load_state_dict"
+            or m.P.matches("checkpoint_restore_calls", site.method)]
+    return found
+
+
 def _fresh_model_loads(m, wrap) -> bool:
     """``net = Net(); net.load_state_dict(torch.load(path))`` in a function other than the wrap's (not a method of
     the wrap's class): a model built without DDP that reads a checkpoint from disk."""
-    readers = {id(c.node) for c in m.calls if c.name in ("torch.load", "torch.serialization.load")}
+    readers = m.memo.get("checkpoint-without-module.readers")
+    if readers is None:
+        readers = m.memo["checkpoint-without-module.readers"] = {
+            id(c.node) for c in m.calls if c.name in ("torch.load", "torch.serialization.load")}
     for site in m.methods("load_state_dict"):
         func = site.ctx.func
         if func is None or func is wrap.ctx.func or (wrap.ctx.func and func.cls and func.cls == wrap.ctx.func.cls):
