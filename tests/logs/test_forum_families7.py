@@ -560,3 +560,54 @@ def test_the_dataparallel_hint_still_rides_along_a_real_failure(rules):
             "capacity; 21.10 GiB already allocated)\n")
     root, _shown = root_and_shown(rules, text)
     assert root == "out-of-memory"
+
+
+# The global-batch arithmetic refused by DeepSpeed's and Megatron's config checks.
+BATCH_ARITHMETIC = [
+    "AssertionError: Micro batch size per gpu: 0 has to be greater than 0",
+    "AssertionError: Gradient accumulation steps: 0 has to be greater than 0",
+    "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+    "gradient_acc_step * world_size 16 != 2 * 1 * 4",
+    "AssertionError: global batch size (16) is not divisible by micro batch size (2) times data parallel size (16)",
+]
+
+
+@pytest.mark.parametrize("text", BATCH_ARITHMETIC)
+def test_a_refused_global_batch_arithmetic_is_batch_size_mismatch(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "batch-size-mismatch"
+
+
+def test_a_deepspeed_config_banner_with_positive_batches_stays_quiet(rules):
+    text = ("[INFO] [config.py:988:print]   train_batch_size ............. 64\n"
+            "[INFO] [config.py:988:print]   train_micro_batch_size_per_gpu  8\n"
+            "[INFO] [config.py:988:print]   gradient_accumulation_steps .. 2\n")
+    _root, shown = root_and_shown(rules, text)
+    assert "batch-size-mismatch" not in shown
+
+
+# The driver and the GPU as forum posts paste them: nvidia-smi's failures and CUDA's "unknown error".
+DRIVER_AND_GPU = [
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.", "cuda-invalid-device"),
+    ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
+     "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+     "cuda-invalid-device"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "library-version-incompatible"),
+    ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", "cuda-kernel-fault"),
+    ("RuntimeError: No backend type associated with device type mps", "device-mismatch"),
+]
+
+
+@pytest.mark.parametrize("text,finding", DRIVER_AND_GPU)
+def test_driver_and_gpu_failures_as_forum_posts_paste_them(rules, text, finding):
+    root, _shown = root_and_shown(rules, text)
+    assert root == finding
+
+
+def test_cuda_unknown_error_as_a_start_up_warning_stays_informational(rules):
+    text = ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+            "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the "
+            "available devices to be zero.")
+    _root, shown = root_and_shown(rules, text)
+    assert not shown
