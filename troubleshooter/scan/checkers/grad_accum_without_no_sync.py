@@ -44,11 +44,17 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if steps and _off_by_default(m, steps, loop.ctx.func):
                 continue  # accumulation off by default (count 1)
             reported.add(backward[0].line)
+            # the harm (one extra all-reduce per micro-step) needs a count above 1: shown by the file, or advice
+            divisor = next((n.right for n in ast.walk(gate.test) if isinstance(n, ast.BinOp)
+                            and isinstance(n.op, ast.Mod)), None)  # ``cfg["train"]["accum"]``: no name
+            seen = _count_seen(m, steps, loop.ctx.func) if steps else (
+                divisor is None or _value_seen(m, divisor, loop.ctx.func, 0))
+            severity = None if seen else "info"
             when = f"skipped while {ast.unparse(gate.test)}" if _skips_rest(gate) else f"only when {ast.unparse(gate.test)}"
             yield Hit(backward[0].line, f"gradients are accumulated (optimizer step {when}) "
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",
-                      {"model": model, "variable": steps or "accumulation_steps"})
+                      {"model": model, "variable": steps or "accumulation_steps"}, severity=severity)
 
     @staticmethod
     def _backward_in(m: ModuleIndex, loop: ast.AST) -> list[CallSite]:
@@ -169,6 +175,91 @@ def _off_by_default(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
             if name and _off_by_default(m, name, site.ctx.func, depth + 1):
                 return True
     return False
+
+
+def _count_seen(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
+    """The file shows the accumulation count above 1: a literal above 1 bound to it, an option default or a keyword
+    a caller passes (``Trainer(..., accum=8)``, ``train({"accum": 4})``), or a computed count (``max(round(64 /
+    batch), 1)``). A count read only from a configuration the scan cannot see (``cfg.train.accum`` of a Hydra or
+    OmegaConf file) is no evidence: every config a repository ships may set it to 1 (DPR, Latte)."""
+    if depth > 3:
+        return False
+    default = option_default(m, steps)
+    if default is not None:
+        return _value_seen(m, default, func, depth + 1)
+    bindings = [(b.value, b.func) for b in m.bindings.get(steps, ()) if b.func is func] or [
+        (b.value, b.func) for b in m.bindings.get(steps, ())] or _unpacked_into(m, steps)
+    if any(_value_seen(m, value, where, depth + 1) for value, where in bindings):
+        return True
+    return not bindings and any(_value_seen(m, value, where, depth + 1)
+                                for value, where in _passed_for(m, steps, func))
+
+
+def _unpacked_into(m: ModuleIndex, name: str) -> list[tuple[ast.AST, object]]:
+    """(value, function) of ``self.a, self.k = a, k``: the element a tuple assignment gives the name."""
+    found = []
+    for func in [None, *(f for infos in m.functions.values() for f in infos)]:
+        scope = m.tree if func is None else func.node
+        for node in m.nodes_in(scope):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                    found += [(v, func) for t, v in zip(target.elts, node.value.elts) if dotted(t) == name]
+    return found
+
+
+def _value_seen(m: ModuleIndex, node: ast.AST, func, depth: int) -> bool:
+    value = const(node, default=...)
+    if value is not ...:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 1
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _count_seen(m, dotted(node), func, depth) if dotted(node) else False
+    if isinstance(node, ast.Subscript) and isinstance(const(node.slice, default=...), str) and dotted(node.value):
+        key = const(node.slice)
+        sources = [b.value for b in m.bindings.get(dotted(node.value), ()) if b.func is func] or [
+            value for value, _ in _passed_for(m, dotted(node.value), func)]
+        return any(isinstance(d, ast.Dict) and any(
+            k is not None and const(k, default=...) == key and _value_seen(m, v, func, depth + 1)
+            for k, v in zip(d.keys, d.values)) for d in sources)
+    if isinstance(node, ast.Call):
+        made = m.site_of(node)
+        if made is not None and made.method == "get" and len(node.args) > 1:
+            return _value_seen(m, node.args[1], func, depth + 1)  # ``config.get("accum", 4)``
+        if made is not None and made.method in ("int", "float") and node.args:
+            return _value_seen(m, node.args[0], func, depth + 1)
+        return made is None or made.method not in ("get", "int", "float")  # computed: ``max(round(n / b), 1)``
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp)):  # a flag: ``is_accumulating = i % 4 != 0``
+        divisors = [n.right for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+        return not divisors or any(_value_seen(m, d, func, depth + 1) for d in divisors)
+    return isinstance(node, ast.BinOp)  # ``global_batch // (micro_batch * world_size)``
+
+
+def _passed_for(m: ModuleIndex, name: str, func) -> list[tuple[ast.AST, object]]:
+    """(value, the caller's function) for each value callers give parameter ``name`` of ``func`` (its default
+    when a call leaves it out); a constructor's parameter is given where the class is called."""
+    if func is None or "." in name:
+        return []
+    args = func.node.args
+    params = [a.arg for a in [*args.posonlyargs, *args.args]]
+    skip = 1 if params and params[0] in ("self", "cls") else 0
+    if name not in params and name not in (a.arg for a in args.kwonlyargs):
+        return []
+    defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    called = func.cls if func.name == "__init__" and func.cls else func.name
+    found = []
+    for site in m.calls:
+        if site.method != called:
+            continue
+        given = site.kw(name)
+        if given is None and name in params and 0 <= params.index(name) - skip < len(site.node.args):
+            given = site.node.args[params.index(name) - skip]
+        if given is None:
+            given = defaults.get(name)
+        if given is not None:
+            found.append((given, site.ctx.func))
+    return found
 
 
 def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
