@@ -113,8 +113,7 @@ class CollectiveMismatchChecker(Checker):
             func = loop.ctx.func
             if func is None or func.name == "<class>" or loop.ctx.sides:
                 continue
-            if not any(m.P.matches("training_step_calls", f"{last(s.recv)}.{s.method}" if s.recv else s.method)
-                       for s in m.sites_in(loop.node)):
+            if not _steps_within(m, loop.node):
                 continue
             for stmt in loop.node.body:
                 if not (isinstance(stmt, ast.If) and any(isinstance(b, ast.Break) for b in stmt.body)):
@@ -761,8 +760,9 @@ def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], r
                     visit(handler.body, guards)
 
     visit(func.node.body, ())
+    record([ast.Name("<test>")], test, ())  # calls in the test itself: ``if stopper.should_stop(evaluate(...)):``
     seen: set[str] = set()
-    todo = [dotted(n) for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n)]
+    todo = ["<test>"]
     source = None
     while todo:
         name = todo.pop()
@@ -786,6 +786,22 @@ def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], r
                 dotted(n) in seen for a in site.node.args for n in ast.walk(a)):
             return None
     return source
+
+
+def _steps_within(m: ModuleIndex, loop: ast.AST) -> bool:
+    """The loop (at any depth) steps an optimizer or runs a backward, directly or through a local function or method
+    it calls (``for epoch in ...: self.fit_batch(batch)`` / ``train_one_epoch(...)`` whose body steps)."""
+    def steps(site: CallSite) -> bool:
+        return m.P.matches("training_step_calls", f"{last(site.recv)}.{site.method}" if site.recv else site.method)
+
+    sites = m.sites_in(loop)
+    if any(steps(s) for s in sites):
+        return True
+    for site in sites:
+        callee = local_callee(m, site)
+        if callee is not None and any(steps(s) for s in m.sites_in(callee.node)):
+            return True
+    return False
 
 
 def _builds_loader(m: ModuleIndex, name: str) -> bool:
