@@ -155,7 +155,11 @@ def test_manifest_file_is_the_one_the_tools_read():
 # 0.91 once landed on main 8c0e7fd (0.978 / 0.917 after the collective-mismatch shape-bound change), rounded down.
 # Lowered again by scan-recall7a's round-s9 first look (7 fresh dev reports labelled before any scan, 3 found;
 # tests/real/buggy/SOURCES-scan-recall7a.md): dev 171 expected, TP 153 FN 18 = 0.895 at first look.
-DEV_FLOORS = {"precision": 0.97, "recall": 0.89}
+# Precision lowered to 0.96 by scan-recall7b's session-9 first-look batch (11 fresh reports, labelled before any
+# scan, tests/real/buggy/SOURCES-scan-recall7b.md round s9): two false alarms of other checkers on them
+# (ddp-before-to-device after convert_sync_batchnorm, batchnorm-not-synced on ultralytics' trainer) are the
+# measurement.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.89}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {

@@ -1,6 +1,6 @@
 # expect: unused-parameters-error
 # source: https://github.com/joanaapa/Distillation-DNABERT-Promoter/issues/1
-# reason: MiniLM-style distillation trained the student only on the last layer's self-attention distributions and value relations, so the student's last feed-forward block and its prediction head (whose outputs forward still returned) never received a gradient and DDP raised the 'parameters that were not used in producing loss' error even with find_unused_parameters=True; the maintainer confirmed and suggested removing the last layers from the student during distillation.
+# reason: MiniLM-style distillation trained the student only on the last layer's self-attention distributions and value relations, so the student's last feed-forward block and its prediction head (whose outputs forward still returned) never received a gradient and DDP raised the 'parameters that were not used in producing loss' error; the maintainer confirmed and suggested removing the last layers from the student during distillation.
 import os
 
 import torch
@@ -61,7 +61,7 @@ def main():
     device = torch.device("cuda", local_rank)
     teacher = Encoder(dim=768, depth=12).to(device).eval()
     student = Encoder().to(device)
-    student = nn.parallel.DistributedDataParallel(student, device_ids=[local_rank], find_unused_parameters=True)
+    student = nn.parallel.DistributedDataParallel(student, device_ids=[local_rank])
     optimizer = torch.optim.AdamW(student.parameters(), lr=5e-4)
     data = TensorDataset(torch.randint(0, 4101, (20000, 128)))
     sampler = DistributedSampler(data)

@@ -192,7 +192,8 @@ def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], cond
         if not calls:
             continue
         names = {m.qual(c.func) for c in calls}
-        if names & m.P.parametric_layers or any(n in m.classes for n in names):
+        if names & m.P.parametric_layers or any(n in m.classes for n in names) or any(
+                _layer_factory(m, info, c) for c in calls):
             info.params[attr] = stmt.lineno
         if m.qual(stmt.value.func if isinstance(stmt.value, ast.Call) else stmt.value) in _PARAMETER_TENSORS:
             info.tensors.add(attr)
@@ -200,6 +201,24 @@ def _collect_params(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], cond
             info.unknown.add(attr)
         if conditional:
             info.conditional_init.add(attr)
+
+
+def _layer_factory(m: ModuleIndex, info: ModelClass, call: ast.Call, depth: int = 2) -> bool:
+    """``call`` runs a local function (``conv_block(64, 64)``) or a method of the class (``self._make_layer(...)``)
+    whose body builds a layer with parameters (a parametric torch layer or a module class of this file), directly or
+    through one more such factory."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        infos = [f for f in m.functions.get(func.id, ()) if f.cls is None]
+    elif isinstance(func, ast.Attribute) and dotted(func.value) == "self":
+        infos = [f for f in m.functions.get(func.attr, ()) if f.cls == info.name]
+    else:
+        return False
+    if len(infos) != 1:
+        return False
+    inner = [n for n in m.nodes_in(infos[0].node) if isinstance(n, ast.Call)]
+    return any(m.qual(c.func) in m.P.parametric_layers or m.qual(c.func) in m.classes for c in inner) or (
+        depth > 1 and any(_layer_factory(m, info, c, depth - 1) for c in inner if c.func is not func))
 
 
 def _kind(m: ModuleIndex, test: ast.AST, inputs: set[str]) -> str:

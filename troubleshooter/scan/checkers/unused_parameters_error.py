@@ -28,6 +28,7 @@ class UnusedParametersErrorChecker(Checker):
             frozen = found
         for wrap, cls in models:
             flag = wrap.kw("find_unused_parameters")
+            model = wrapped_name(wrap) or "model"
             if flag is not None and const(flag, default=True) is not False:
                 continue
             if wrap.method in m.P.model_preparers and any(
@@ -36,7 +37,6 @@ class UnusedParametersErrorChecker(Checker):
                 continue  # ``Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])``
             if cls.dynamic:
                 continue
-            model = wrapped_name(wrap) or "model"
             yield from self._unused_in_submodules(m, wrap, cls, model, frozen)
             yield from _discarded_outputs(m, wrap, cls, model, frozen)
             for attr, line in sorted(cls.params.items(), key=lambda kv: kv[1]):
@@ -154,9 +154,10 @@ CHECKER = UnusedParametersErrorChecker()
 
 
 def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
-    """forward returns a tuple and every call of the wrapper throws one element away (``logits, _ = model(x)``):
-    a parameter-owning layer that only that element uses gets no gradient ('making sure all forward function
-    outputs participate in calculating loss')."""
+    """forward returns a tuple and every call of the wrapper throws one element away (``logits, _ = model(x)``), or
+    keeps it apart from what it calls backward on (``loss, logits = model(x)``; ``loss.backward()``; logits only
+    printed as an accuracy): a parameter-owning layer that only that element uses gets no gradient ('making sure all
+    forward function outputs participate in calculating loss')."""
     forward = next((f for f in cls.node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
     returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return)] if forward is not None else []
     if not returns or not all(isinstance(r, ast.Tuple) for r in returns) or len({len(r.elts) for r in returns}) != 1:
@@ -165,8 +166,11 @@ def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
     calls = [c for c in m.calls if wrapper and dotted(c.node.func) == wrapper]
     if not calls or not all(len(c.unpacked_to) == len(returns[0].elts) for c in calls):
         return  # a call that keeps the whole tuple (or none at all): cannot tell
+    losses = [_loss_names(c.ctx.func) for c in calls]
     dropped = {i for i in range(len(returns[0].elts)) if all(
-        (c.unpacked_to[i] or "").startswith("_") for c in calls)}
+        (c.unpacked_to[i] or "").startswith("_") or (
+            c.unpacked_to[i] is not None and loss is not None and c.unpacked_to[i] not in loss)
+        for c, loss in zip(calls, losses))}
     if not dropped:
         return
     assigned = _assignments(forward)
@@ -178,9 +182,37 @@ def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
     for attr in sorted(a for a in dropped_attrs - kept_attrs - elsewhere
                        if a in cls.params and a not in cls.conditional_init and a not in frozen):
         yield Hit(wrap.line, f"self.{attr} feeds only an output of {cls.name}.forward that every call of {wrapper} "
-                             f"throws away ('_'), so its parameters get no gradient and DDP({model}) without "
-                             "find_unused_parameters=True fails with 'Expected to have finished reduction in the prior "
-                             "iteration'", {"model": model, "variable": f"self.{attr}"})
+                             f"throws away or keeps out of the loss it calls backward on, so its parameters get no "
+                             f"gradient and DDP({model}) without find_unused_parameters=True fails with 'Expected to "
+                             "have finished reduction in the prior iteration'", {"model": model, "variable": f"self.{attr}"})
+
+
+def _loss_names(func) -> set[str] | None:
+    """The local names the backward pass of ``func`` reads (``loss.backward()``, ``accelerator.backward(loss)``,
+    ``scaler.scale(loss).backward()``) and every name they are computed from in ``func``; None when ``func`` runs no
+    backward (the output may reach a loss elsewhere)."""
+    if func is None:
+        return None
+    names: set[str] = set()
+    deps: dict[str, set[str]] = {}
+    for node in ast.walk(func.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            names |= {n.id for part in (node.func.value, *node.args) for n in ast.walk(part) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        deps.setdefault(n.id, set()).update(read | ({n.id} if isinstance(node, ast.AugAssign) else set()))
+    if not names:
+        return None
+    todo = list(names)
+    while todo:
+        for dep in deps.get(todo.pop(), ()):
+            if dep not in names:
+                names.add(dep)
+                todo.append(dep)
+    return names
 
 
 def _used_beyond_returns(func: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str]:

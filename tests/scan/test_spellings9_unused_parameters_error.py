@@ -1,0 +1,210 @@
+"""unused-parameters-error spellings (scan-recall7b, session 9).
+
+A layer built by a local factory (a module-level ``conv_block(...)``, a method ``self._make_layer(...)``, a factory
+calling another) that forward never runs (NK-CS-ZZL/IAN#9: ``bottleneck2``/``bottleneck3`` built and only
+``bottleneck1`` used); and a forward output kept by the caller but outside the loss it calls backward on (``loss,
+logits = model(x)``; ``loss.backward()``; logits only printed as an accuracy: facebookresearch/VICRegL#10). Near misses
+that stay quiet: every factory-built layer used, a factory that builds no parameters, the kept output in the loss, a
+backward in another function (cannot tell), and find_unused_parameters=True (checked with torch 2.13 on gloo: the
+reducer marks the parameters that got no gradient in the backward as unused, so a discarded output no longer fails).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scan.conftest import scan_ids
+
+ID = "unused-parameters-error"
+
+SCRIPT = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def conv_block(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU())
+
+
+def stage(cin, cout):
+    return nn.Sequential(conv_block(cin, cout), conv_block(cout, cout))
+
+
+def activation():
+    return nn.Sequential(nn.ReLU(), nn.Dropout(0.1))
+
+
+{model}
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(Net().cuda(), device_ids=[local_rank]{options})
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = TensorDataset(torch.randn(64, 3, 16, 16), torch.randint(0, 10, (64,)))
+    sampler = DistributedSampler(data)
+    loader = DataLoader(data, batch_size=8, sampler=sampler)
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+{step}
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+PLAIN_STEP = "loss = F.cross_entropy(model(x), y)"
+
+
+def _script(model: str, step: str = PLAIN_STEP, options: str = "") -> str:
+    step = "\n".join("            " + line for line in step.strip().splitlines())
+    return SCRIPT.format(model=model.strip(), step=step, options=options)
+
+
+FACTORY_UNUSED = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = conv_block(3, 16)
+        self.bottleneck1 = conv_block(16, 16)
+        self.bottleneck2 = conv_block(16, 16)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        h = self.bottleneck1(self.enc(x))
+        return self.head(h.mean((2, 3)))
+'''
+
+METHOD_FACTORY_UNUSED = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = self._make_layer(3, 16)
+        self.layer2 = self._make_layer(16, 32)
+        self.layer3 = self._make_layer(32, 32)
+        self.fc = nn.Linear(32, 10)
+
+    def _make_layer(self, cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
+
+    def forward(self, x):
+        return self.fc(self.layer2(self.layer1(x)).mean((2, 3)))
+'''
+
+NESTED_FACTORY_UNUSED = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = stage(3, 16)
+        self.refine = stage(16, 16)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.stem(x).mean((2, 3)))
+'''
+
+TWO_OUTPUTS = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = conv_block(3, 16)
+        self.projector = nn.Linear(16, 32)
+        self.classifier = nn.Linear(16, 10)
+
+    def forward(self, x):
+        rep = self.backbone(x).mean((2, 3))
+        z = self.projector(rep)
+        loss = z.pow(2).mean()
+        logits = self.classifier(rep.detach())
+        return loss, logits
+'''
+
+FACTORY_ALL_USED = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = conv_block(3, 16)
+        self.mid = self._make_mid(16)
+        self.head = nn.Linear(16, 10)
+
+    def _make_mid(self, c):
+        return nn.Sequential(nn.Conv2d(c, c, 1), nn.ReLU())
+
+    def forward(self, x):
+        return self.head(self.mid(self.enc(x)).mean((2, 3)))
+'''
+
+FACTORY_WITHOUT_PARAMETERS = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = conv_block(3, 16)
+        self.act = activation()
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.enc(x).mean((2, 3)))
+'''
+
+WARN = {
+    "factory_function_layer_never_used": (FACTORY_UNUSED, PLAIN_STEP, ""),
+    "method_factory_layer_never_used": (METHOD_FACTORY_UNUSED, PLAIN_STEP, ""),
+    "nested_factory_layer_never_used": (NESTED_FACTORY_UNUSED, PLAIN_STEP, ""),
+    "logits_kept_for_accuracy_only": (TWO_OUTPUTS, """
+loss, logits = model(x)
+acc = (logits.argmax(1) == y).float().mean()
+""", ""),
+}
+
+QUIET = {
+    "factory_layers_all_used": (FACTORY_ALL_USED, PLAIN_STEP, ""),
+    "factory_without_parameters_unused": (FACTORY_WITHOUT_PARAMETERS, PLAIN_STEP, ""),
+    "logits_in_the_loss": (TWO_OUTPUTS, """
+ssl_loss, logits = model(x)
+loss = ssl_loss + F.cross_entropy(logits, y)
+""", ""),
+    "logits_in_the_loss_find_unused_true": (TWO_OUTPUTS, """
+ssl_loss, logits = model(x)
+loss = ssl_loss + F.cross_entropy(logits, y)
+""", ", find_unused_parameters=True"),
+    "unused_factory_layer_with_find_unused_true": (FACTORY_UNUSED, PLAIN_STEP, ", find_unused_parameters=True"),
+    "logits_kept_for_accuracy_find_unused_true": (TWO_OUTPUTS, """
+loss, logits = model(x)
+acc = (logits.argmax(1) == y).float().mean()
+""", ", find_unused_parameters=True"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARN))
+def test_unused_factory_layers_and_outputs_outside_the_loss_warn(tmp_path, name):
+    assert ID in scan_ids(tmp_path, _script(*WARN[name]))
+
+
+@pytest.mark.parametrize("name", sorted(QUIET))
+def test_used_layers_and_outputs_in_the_loss_stay_quiet(tmp_path, name):
+    assert ID not in scan_ids(tmp_path, _script(*QUIET[name]))
+
+
+def test_output_kept_and_backward_elsewhere_stays_quiet(tmp_path):
+    """The caller returns the kept output to a function that runs the backward: where it goes is not read."""
+    code = _script(TWO_OUTPUTS, "loss, logits = model(x)").replace(
+        "            loss, logits = model(x)\n            optimizer.zero_grad()\n            loss.backward()\n",
+        "            loss = step(model, x, y)\n            optimizer.zero_grad()\n            loss.backward()\n")
+    code = code.replace("def main():", "def step(model, x, y):\n    loss, logits = model(x)\n    print(logits.shape)\n    return loss\n\n\n"
+                        "def main():")
+    assert ID not in scan_ids(tmp_path, code)
