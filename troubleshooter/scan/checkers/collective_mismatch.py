@@ -558,6 +558,7 @@ def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
               if method == site.method]
     if not wanted:
         return False
+    found = False
     for binding in m.bindings.get(site.recv, ()):
         value = binding.value
         while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(
@@ -565,8 +566,10 @@ def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
             value = value.func.value
         made = m.site_of(value) if isinstance(value, ast.Call) else None
         if made is not None and any(made.name.startswith(prefix) for prefix in wanted):
-            return True
-    return False
+            found = True
+        elif made is not None and made.name in m.P.ddp_wrappers:
+            return False  # ``model = FSDP(...)`` on one path, ``DDP(model)`` on another: which one runs is configuration
+    return found
 
 
 def _after_wrap(site: CallSite, wrap: CallSite) -> bool:
