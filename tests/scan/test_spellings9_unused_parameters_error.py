@@ -208,3 +208,57 @@ def test_output_kept_and_backward_elsewhere_stays_quiet(tmp_path):
     code = code.replace("def main():", "def step(model, x, y):\n    loss, logits = model(x)\n    print(logits.shape)\n    return loss\n\n\n"
                         "def main():")
     assert ID not in scan_ids(tmp_path, code)
+
+
+# --- outputs a dict or a list carries, and the training-only tuple -------------------------------------------------
+
+HEADS = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = conv_block(3, 16)
+        self.cls = nn.Linear(16, 10)
+        self.aux = nn.Linear(16, 10)
+
+    def forward(self, x):
+        h = self.body(x).mean((2, 3))
+{ret}
+'''
+
+
+def _heads(ret: str) -> str:
+    return HEADS.format(ret="\n".join("        " + line for line in ret.strip("\n").splitlines()))
+
+
+DICT_OUT = _heads('return {"logits": self.cls(h), "aux_logits": self.aux(h)}')
+LIST_OUT = _heads("return [self.cls(h), self.aux(h)]")
+TRAINING_TUPLE = _heads("""
+if self.training:
+    return self.cls(h), self.aux(h)
+return self.cls(h)
+""")
+
+OUTPUT_WARN = {
+    "dict_key_never_read_by_the_loss": (DICT_OUT, 'out = model(x)\nloss = F.cross_entropy(out["logits"], y)'),
+    "list_item_never_read_by_the_loss": (LIST_OUT, "outputs = model(x)\nloss = F.cross_entropy(outputs[0], y)"),
+    "training_tuple_second_kept_apart": (TRAINING_TUPLE, "logits, aux = model(x)\nloss = F.cross_entropy(logits, y)"),
+}
+
+OUTPUT_QUIET = {
+    "dict_both_keys_in_the_loss": (DICT_OUT, 'out = model(x)\nloss = F.cross_entropy(out["logits"], y) + '
+                                             '0.4 * F.cross_entropy(out["aux_logits"], y)'),
+    "dict_passed_whole_to_a_criterion": (DICT_OUT, "out = model(x)\nloss = criterion(out, y)"),
+    "list_both_items_in_the_loss": (LIST_OUT, "a, b = model(x)\nloss = F.cross_entropy(a, y) + F.cross_entropy(b, y)"),
+    "training_tuple_both_in_the_loss": (TRAINING_TUPLE, "logits, aux = model(x)\n"
+                                                        "loss = F.cross_entropy(logits, y) + 0.3 * F.cross_entropy(aux, y)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_WARN))
+def test_dict_list_and_training_outputs_outside_the_loss_warn(tmp_path, name):
+    assert ID in scan_ids(tmp_path, _script(*OUTPUT_WARN[name]))
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_QUIET))
+def test_dict_list_and_training_outputs_in_the_loss_stay_quiet(tmp_path, name):
+    assert ID not in scan_ids(tmp_path, _script(*OUTPUT_QUIET[name]))

@@ -154,30 +154,33 @@ CHECKER = UnusedParametersErrorChecker()
 
 
 def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
-    """forward returns a tuple and every call of the wrapper throws one element away (``logits, _ = model(x)``), or
-    keeps it apart from what it calls backward on (``loss, logits = model(x)``; ``loss.backward()``; logits only
-    printed as an accuracy): a parameter-owning layer that only that element uses gets no gradient ('making sure all
-    forward function outputs participate in calculating loss')."""
+    """forward returns several outputs (a tuple or list, or a dict with literal keys) and no call of the wrapper lets
+    one of them reach the loss it calls backward on: thrown away (``logits, _ = model(x)``), kept apart (``loss, logits
+    = model(x)``; ``loss.backward()``; logits only printed as an accuracy) or never read (``out = model(x)``; the loss
+    reads only ``out["logits"]``): a parameter-owning layer that only that output uses gets no gradient ('making sure
+    all forward function outputs participate in calculating loss'). Returns of another shape (the single tensor an
+    ``if not self.training:`` arm returns) are left aside."""
     forward = next((f for f in cls.node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
     returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return)] if forward is not None else []
-    if not returns or not all(isinstance(r, ast.Tuple) for r in returns) or len({len(r.elts) for r in returns}) != 1:
-        return
+    slots = _output_slots(returns)
     wrapper = wrap.assigned_to
     calls = [c for c in m.calls if wrapper and dotted(c.node.func) == wrapper]
-    if not calls or not all(len(c.unpacked_to) == len(returns[0].elts) for c in calls):
-        return  # a call that keeps the whole tuple (or none at all): cannot tell
-    losses = [_loss_names(c.ctx.func) for c in calls]
-    dropped = {i for i in range(len(returns[0].elts)) if all(
-        (c.unpacked_to[i] or "").startswith("_") or (
-            c.unpacked_to[i] is not None and loss is not None and c.unpacked_to[i] not in loss)
-        for c, loss in zip(calls, losses))}
+    if not slots or not calls:
+        return
+    used: set = set()
+    for call in calls:
+        reached = _slots_reaching_loss(call, slots)
+        if reached is None:
+            return  # a call that keeps the whole output where it cannot be followed: cannot tell
+        used |= reached
+    dropped = set(slots) - used
     if not dropped:
         return
     assigned = _assignments(forward)
     kept_attrs, dropped_attrs = set(), set()
-    for ret in returns:
-        for i, element in enumerate(ret.elts):
-            (dropped_attrs if i in dropped else kept_attrs).update(_self_attrs(element, assigned))
+    for slot, elements in slots.items():
+        for element in elements:
+            (dropped_attrs if slot in dropped else kept_attrs).update(_self_attrs(element, assigned))
     elsewhere = _used_beyond_returns(forward, assigned)
     for attr in sorted(a for a in dropped_attrs - kept_attrs - elsewhere
                        if a in cls.params and a not in cls.conditional_init and a not in frozen):
@@ -187,32 +190,84 @@ def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
                              "have finished reduction in the prior iteration'", {"model": model, "variable": f"self.{attr}"})
 
 
-def _loss_names(func) -> set[str] | None:
-    """The local names the backward pass of ``func`` reads (``loss.backward()``, ``accelerator.backward(loss)``,
-    ``scaler.scale(loss).backward()``) and every name they are computed from in ``func``; None when ``func`` runs no
-    backward (the output may reach a loss elsewhere)."""
+def _output_slots(returns: list) -> dict:
+    """Slot (position, or literal dict key) -> the expressions forward returns there, over the returns of the one
+    multi-output shape forward has (tuples/lists of one length, or dicts with literal keys); {} otherwise."""
+    sequences = [r for r in returns if isinstance(r, (ast.Tuple, ast.List))]
+    dicts = [r for r in returns if isinstance(r, ast.Dict)]
+    slots: dict = {}
+    if sequences and not dicts and len({len(r.elts) for r in sequences}) == 1 and len(sequences[0].elts) > 1:
+        for r in sequences:
+            for i, element in enumerate(r.elts):
+                slots.setdefault(i, []).append(element)
+    elif dicts and not sequences:
+        for r in dicts:
+            if any(k is None or not isinstance(k, ast.Constant) for k in r.keys):
+                return {}
+            for key, value in zip(r.keys, r.values):
+                slots.setdefault(key.value, []).append(value)
+        if len(slots) < 2:
+            return {}
+    return slots
+
+
+def _slots_reaching_loss(call, slots: dict) -> set | None:
+    """The output slots one call of the wrapper lets reach the loss its function calls backward on; None when that
+    cannot be told (no backward in the function, the whole output passed on)."""
+    unpacked = call.unpacked_to
+    if unpacked:
+        if len(unpacked) != len(slots) or not all(isinstance(i, int) for i in slots):
+            return None
+        loss = _loss_reads(call.ctx.func)
+        return {i for i, name in enumerate(unpacked) if name is None or not name.startswith("_") and (
+            loss is None or name in loss[0])}
+    name = call.assigned_to
+    loss = _loss_reads(call.ctx.func) if name else None
+    if loss is None or "." in name:
+        return None
+    if name not in loss[0]:
+        return set()
+    subscripted = {id(n.value) for expr in loss[1] for n in ast.walk(expr)
+                   if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
+                   and isinstance(n.slice, ast.Constant)}
+    reached = set()
+    for expr in loss[1]:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Subscript) and id(node.value) in subscripted:
+                reached.add(node.slice.value)
+            elif isinstance(node, ast.Name) and node.id == name and id(node) not in subscripted:
+                return None  # ``criterion(out, y)``: the whole output goes on
+    return reached
+
+
+def _loss_reads(func) -> tuple[set[str], list[ast.AST]] | None:
+    """(local names, expressions) the backward pass of ``func`` reads (``loss.backward()``,
+    ``accelerator.backward(loss)``, ``scaler.scale(loss).backward()``) and every name and assigned value they are
+    computed from in ``func``; None when ``func`` runs no backward (the output may reach a loss elsewhere)."""
     if func is None:
         return None
-    names: set[str] = set()
-    deps: dict[str, set[str]] = {}
+    exprs: list[ast.AST] = []
+    deps: dict[str, list[ast.AST]] = {}
     for node in ast.walk(func.node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
-            names |= {n.id for part in (node.func.value, *node.args) for n in ast.walk(part) if isinstance(n, ast.Name)}
+            exprs += [node.func.value, *node.args]
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 for n in ast.walk(target):
                     if isinstance(n, ast.Name):
-                        deps.setdefault(n.id, set()).update(read | ({n.id} if isinstance(node, ast.AugAssign) else set()))
-    if not names:
+                        deps.setdefault(n.id, []).append(node.value)
+    if not exprs:
         return None
-    todo = list(names)
+    names: set[str] = set()
+    todo = list(exprs)
     while todo:
-        for dep in deps.get(todo.pop(), ()):
-            if dep not in names:
-                names.add(dep)
-                todo.append(dep)
-    return names
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name) and n.id not in names:
+                names.add(n.id)
+                for value in deps.get(n.id, ()):
+                    exprs.append(value)
+                    todo.append(value)
+    return names, exprs
 
 
 def _used_beyond_returns(func: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str]:
