@@ -262,3 +262,73 @@ def test_dict_list_and_training_outputs_outside_the_loss_warn(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(OUTPUT_QUIET))
 def test_dict_list_and_training_outputs_in_the_loss_stay_quiet(tmp_path, name):
     assert ID not in scan_ids(tmp_path, _script(*OUTPUT_QUIET[name]))
+
+
+# --- the model kept on a trainer object, and static_graph ----------------------------------------------------------
+
+TRAINER = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Flow(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.step = nn.Linear(c, c)
+
+    def forward(self, x):
+        return x + self.step(x)
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(16, 16)
+        self.head = nn.Linear(16, 4)
+        self.flow_model = Flow(16)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+class Trainer:
+    def __init__(self, local_rank):
+        self.local_rank = local_rank
+        self.model = {built}
+
+    def setup(self):
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(self.local_rank)
+        self.model = nn.parallel.DistributedDataParallel(self.model, device_ids=[self.local_rank]{options})
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01)
+
+    def train(self):
+        self.setup()
+        for step in range(100):
+            x, y = torch.randn(8, 16).cuda(), torch.randint(0, 4, (8,)).cuda()
+            loss = F.cross_entropy(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+if __name__ == "__main__":
+    Trainer(int(os.environ["LOCAL_RANK"])).train()
+'''
+
+
+@pytest.mark.parametrize("built, options, warns", [
+    ("Detector().cuda()", "", True),
+    ("Detector().to(torch.device('cuda', local_rank))", "", True),
+    ("Detector().cuda()", ", static_graph=True", False),
+    ("Detector().cuda()", ", static_graph=bool(os.environ.get('COMPILE'))", False),
+    ("Detector().cuda()", ", find_unused_parameters=True", False),
+    ("Flow(16).cuda()", "", False),
+])
+def test_model_bound_on_a_trainer_in_another_method(tmp_path, built, options, warns):
+    code = TRAINER.format(built=built, options=options)
+    assert (ID in scan_ids(tmp_path, code)) is warns

@@ -49,7 +49,8 @@ def wrapped_classes(m: ModuleIndex) -> list[tuple[CallSite, ModelClass]]:
             binding = m.binding(name, wrap.line, wrap.ctx.func)
             node = binding.value if binding else None
         at = (binding.line, binding.func) if name and binding else (wrap.line, wrap.ctx.func)
-        cls = _class_of(m, node, at) or (_class_passed_in(m, wrap, name) if name and node is None else None)
+        cls = _class_of(m, node, at) or (_class_passed_in(m, wrap, name) if name and node is None else None) or (
+            _attribute_class(m, wrap, name) if name and node is None else None)
         if cls is not None:
             out.append((wrap, analyse(m, cls)))
     return out
@@ -70,6 +71,24 @@ def _class_passed_in(m: ModuleIndex, wrap: CallSite, name: str) -> ast.ClassDef 
         text = dotted(arg) if arg is not None else None
         binding = m.binding(text, site.line, site.ctx.func) if text else None
         cls = _class_of(m, binding.value if binding else arg)
+        if cls is None or (found is not None and cls is not found):
+            return None
+        found = cls
+    return found
+
+
+def _attribute_class(m: ModuleIndex, wrap: CallSite, name: str) -> ast.ClassDef | None:
+    """The class of ``self.model`` wrapped in one method (``self.model = DDP(self.model, ...)`` in ``_setup_train``)
+    when the other methods of that class bind it (``self.model = DetectionModel().to(device)`` in ``__init__``) to
+    instances of one class of this file."""
+    func = wrap.ctx.func
+    if not name.startswith("self.") or func is None or func.cls is None:
+        return None
+    found = None
+    for binding in m.bindings.get(name, ()):
+        if binding.func is None or binding.func.cls != func.cls or binding.value is wrap.node:
+            continue
+        cls = _class_of(m, binding.value, (binding.line, binding.func))
         if cls is None or (found is not None and cls is not found):
             return None
         found = cls

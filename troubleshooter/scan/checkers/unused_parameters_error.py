@@ -31,6 +31,9 @@ class UnusedParametersErrorChecker(Checker):
             model = wrapped_name(wrap) or "model"
             if flag is not None and const(flag, default=True) is not False:
                 continue
+            static = wrap.kw("static_graph")
+            if static is not None and const(static, default=True) is not False:
+                continue  # static_graph=True records the unused parameters in the first iteration
             if wrap.method in m.P.model_preparers and any(
                     const(site.kw("find_unused_parameters"), default=True) is not False
                     for site in m.calls_named(m.P.ddp_settings)):
