@@ -204,8 +204,9 @@ class MissingDistributedSamplerChecker(Checker):
 
     @staticmethod
     def _iterated_by_training(m, name: str) -> bool:
+        names = _wrapping_names(m, name)
         for loop in m.loops:  # iterated by a loop that steps (directly or in a local method it calls)
-            if name in loop.iter_names and (any(s.method == "backward" for s in m.sites_in(loop.node))
+            if names & loop.iter_names and (any(s.method == "backward" for s in m.sites_in(loop.node))
                                             or m.is_training_loop(loop.node)):
                 return True
         return False
@@ -232,6 +233,28 @@ class MissingDistributedSamplerChecker(Checker):
                     "train" in call.assigned_to.lower() or cls._iterated_by_training(m, call.assigned_to))):
                 return True
         return False
+
+
+def _wrapping_names(m, name: str, depth: int = 2) -> set[str]:
+    """The loader's name and the names bound to a call that takes it first, twice removed: a device loader or
+    prefetcher (``device_loader = pl.MpDeviceLoader(loader, device)``, ``batches = DataPrefetcher(loader)``,
+    ``pl.ParallelLoader(loader, [d]).per_device_loader(d)``) yields the loader's own batches, so iterating it
+    iterates the loader. Calls that only measure it (``loader_measures``: ``len``) are not."""
+    names = {name}
+    for _ in range(depth):
+        grown = {site.assigned_to for site in m.calls
+                 if site.assigned_to and site.assigned_to not in names and site.name not in m.P.loader_measures
+                 and _takes_first(site.node, names)}
+        if not grown:
+            break
+        names |= grown
+    return names
+
+
+def _takes_first(call: ast.Call, names: set[str]) -> bool:
+    """``f(x, ...)`` or ``f(x, ...).method(...)`` with ``x`` one of ``names``."""
+    inner = call.func.value if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call) else None
+    return any(c.args and isinstance(c.args[0], ast.Name) and c.args[0].id in names for c in (call, inner) if c)
 
 
 def _shards(m, site) -> bool:
