@@ -36,7 +36,8 @@ class MissingSetEpochChecker(Checker):
             if self._evaluation_only(m, loader_name):
                 continue
             sampler = next(iter(names), None) or f"{loader_name}.{how}"
-            epoch_var = self._epoch_loop(m, loader_name) or self._repeated_training(m) or self._reiterated(m, loader_name)
+            epoch_var = (self._epoch_loop(m, loader_name) or self._repeated_training(m)
+                         or self._reiterated(m, loader_name) or _reread_where_handed(m, loader))
             if epoch_var is None:
                 continue
             fixed = m.methods("set_epoch")
@@ -174,6 +175,37 @@ def _read_through_parameters(m, loader: str) -> list:
         params |= {k.arg for k in site.node.keywords if k.arg and dotted(k.value) == loader}
         found += [loop for loop in m.loops if loop.ctx.func is callee and params & loop.iter_names]
     return found
+
+
+def _reread_where_handed(m, loader) -> str | None:
+    """"epoch" when a local function the loader is handed to reads it in a loop nested in another loop of that
+    function (``while True: for batch in loader: yield batch``): every pass of the outer loop starts the loader over.
+    Handed by name, or as the call of a local factory that returns it (``loop_over_data(create_data_loader(cfg))``,
+    goodfire-ai/spd#104)."""
+    for site in m.calls:
+        callee, pairs = function_arguments(m, site)
+        if callee is None:
+            continue
+        params = {param for arg, param in pairs if _is_loader(m, arg, loader, site)}
+        params |= {k.arg for k in site.node.keywords if k.arg and _is_loader(m, k.value, loader, site)}
+        if any(loop.ctx.func is callee and params & loop.iter_names and loop.ctx.loops for loop in m.loops):
+            return "epoch"
+    return None
+
+
+def _is_loader(m, arg: ast.AST, loader, site) -> bool:
+    """``arg`` (handed over by ``site``) is this DataLoader: the name it is bound to, the call itself, a call of a
+    local function returning it, or a name bound to such a call (``train_dl = create_data_loader(64)``)."""
+    if loader.assigned_to and dotted(arg) == loader.assigned_to:
+        return True
+    if arg is loader.node:
+        return True
+    if isinstance(arg, ast.Name):
+        bound = m.binding(arg.id, site.line, site.ctx.func)
+        return bound is not None and isinstance(bound.value, ast.Call) and _is_loader(m, bound.value, loader, site)
+    made = m.site_of(arg) if isinstance(arg, ast.Call) else None
+    callee = local_callee(m, made) if made is not None else None
+    return callee is not None and any(isinstance(n, ast.Return) and n.value is loader.node for n in ast.walk(callee.node))
 
 
 def _gradient_free(m, loop) -> bool:
