@@ -159,7 +159,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # scan, tests/real/buggy/SOURCES-scan-recall7b.md round s9): two false alarms of other checkers on them
 # (ddp-before-to-device after convert_sync_batchnorm, batchnorm-not-synced on ultralytics' trainer) are the
 # measurement.
-DEV_FLOORS = {"precision": 0.96, "recall": 0.89}
+# Recall back to 0.91 with scan-recall7a's torch_xla and endless-generator set_epoch families (pytorch/xla#997,
+# #7904, goodfire-ai/spd#104 found): dev TP 162 FP 5 FN 16 = 0.970 / 0.910 on main 9c9dce2 + those.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.91}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
