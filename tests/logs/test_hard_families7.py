@@ -33,6 +33,8 @@ line that names its cause elsewhere.
   signal SIGKILL", "[host:pid] Signal: Bus error (7)") decodes like the launchers' exit codes.
 - Horovod's "has been shut down. This was caused by an exception on one of the ranks" is the other ranks'
   echo: a rank's own failure printed before it comes first; alone it says a rank crashed.
+- The store client's connection failures (client socket timed out / failed to connect) in the elastic
+  agent's teardown after its workers succeeded are harmless, like the other teardown echoes.
 """
 
 from __future__ import annotations
@@ -403,3 +405,35 @@ def test_the_rank_failure_before_horovods_shutdown_comes_first(rules):
     )
     root, _shown = root_and_shown(rules, text)
     assert root == "out-of-memory"
+
+
+# The store client's connection failures in the elastic agent's teardown, after its workers succeeded (the
+# rendezvous shutdown reaches a store whose host already exited), are harmless; the same lines before any
+# success are a store the workers cannot reach.
+AGENT_SUCCEEDED = (
+    "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 "
+    "seconds for other agents to finish.\n"
+    "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds "
+    "for other agents to finish\n"
+)
+STORE_GONE_AT_TEARDOWN = [
+    "[E socket.cpp:957] [c10d] The client socket has timed out after 60s while trying to connect to (node0, 29400).",
+    "[W socket.cpp:697] [c10d] The client socket has failed to connect to [node0]:29400 (errno: 113 - No route to host).",
+    "[E socket.cpp:793] [c10d] The client socket has failed to connect to any network address of (node0, 29400).",
+]
+
+
+@pytest.mark.parametrize("line", STORE_GONE_AT_TEARDOWN)
+def test_the_store_gone_in_the_agents_teardown_after_success_is_clean(rules, line):
+    text = AGENT_SUCCEEDED + line + (
+        "\nWARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'node1_3140_0' has failed to "
+        "shutdown the rendezvous '3045048' due to an error of type RendezvousConnectionError."
+    )
+    _root, shown = root_and_shown(rules, text)
+    assert shown == []
+
+
+@pytest.mark.parametrize("line", STORE_GONE_AT_TEARDOWN)
+def test_the_same_store_failure_before_any_success_is_unreachable(rules, line):
+    root, _shown = root_and_shown(rules, line)
+    assert root == "network-unreachable"
