@@ -389,6 +389,21 @@ def _asctime_name_level(i: int) -> str:
     return f"2024-03-05 {h:02d}:{m:02d}:{s:02d},{us // 1000:03d} - mmdet - INFO - "
 
 
+def _go_log(i: int) -> str:
+    h, m, s, _ = _clock(i)
+    return f"2024/03/05 {h:02d}:{m:02d}:{s:02d} "
+
+
+def _rich(i: int) -> str:
+    h, m, s, _ = _clock(i)
+    return f"[03/05/24 {h:02d}:{m:02d}:{s:02d}] "
+
+
+def _clock_only(i: int) -> str:
+    h, m, s, us = _clock(i)
+    return f"[{h:02d}:{m:02d}:{s:02d}.{us // 1000:03d}] "
+
+
 def _rfc5424(i: int) -> str:
     return f"{_iso(i)}gpu-node-07 python3[48213]: "
 
@@ -489,4 +504,12 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "host then [timestamp]": outer(lambda i: "worker-1: " + _bracket(i)),
     # a syslog forwarder's RFC 5424 time and host "2024-03-05T12:00:00.123Z gpu-node-07 python3[pid]: "
     "timestamp RFC 5424 + host": outer(_rfc5424),
+    # Go's log package "2024/03/05 12:00:00 " (Go launchers and operators; a wrapper piping a job's output)
+    "timestamp Go log Y/m/d": outer(_go_log),
+    # rich's log time "[03/05/24 12:00:00] " (rich.logging handlers, many CLI tools)
+    "timestamp rich [m/d/y H:M:S]": outer(_rich),
+    # a time of day alone "[12:00:00.123] " (a job runner's console, IDE run consoles)
+    "time of day only [H:M:S.ms]": outer(_clock_only),
+    # a prefix no wording knows: a job runner's own fields (the analyzer must learn it from the paste itself)
+    "an unknown tool's prefix": outer(lambda i: f"job-7f3a | w{i % 4} | "),
 }

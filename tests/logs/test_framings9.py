@@ -23,14 +23,15 @@ from tests.real.logquality import LogCase, cases, judge
 
 from troubleshooter.logs import LogAnalyzer
 from troubleshooter.logs.analyzer import CHUNK, analyze_paths
-from troubleshooter.logs.framing import cpython_frames, json_unwrapped, repair, untypeset
+from troubleshooter.logs.framing import cpython_frames, json_unwrapped, repair, unknown_prefix, unprefixed, untypeset
 from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.symptomwords import shipped_words
 
 FRAMINGS = (
     "GitHub <details> block", "Jupyter cell output, colours kept", "forum typography (curly quotes, en dash)",
     "no-break spaces", "docker json-file lines", "timestamp ts (moreutils)", "logger asctime - name - LEVEL - ",
-    "host then [timestamp]", "timestamp RFC 5424 + host",
+    "host then [timestamp]", "timestamp RFC 5424 + host", "timestamp Go log Y/m/d", "timestamp rich [m/d/y H:M:S]",
+    "time of day only [H:M:S.ms]",
 )
 # dev logs whose verdict one of these framings moved before this pass (bench/logs_metamorphic.py), and the
 # dev logs whose verdict is the fallback (unrecognized-failure): quoted wordings ('DistributedDataParallel'
@@ -187,3 +188,51 @@ def test_time_host_and_logger_prefixes_are_peeled(line, body):
 ])
 def test_lines_without_those_prefixes_stay(line):
     assert split_prefix(line, words=WORDS).body == line
+
+
+@pytest.mark.parametrize("line, body", [
+    ("2024/03/05 12:00:01 Traceback (most recent call last):", "Traceback (most recent call last):"),
+    ("[03/05/24 12:00:01] RuntimeError: NCCL error", "RuntimeError: NCCL error"),
+    ("[12:00:01.123] torch.distributed.DistStoreError: Socket Timeout", "torch.distributed.DistStoreError: Socket Timeout"),
+])
+def test_any_date_and_time_of_day_is_peeled(line, body):
+    assert split_prefix(line, words=WORDS).body == body
+
+
+# a job runner's own fields on every line, before a real traceback (pytorch-pytorch-22538, dev)
+UNKNOWN = "".join(f"job-7f3a | w{i % 4} | {row}\n" for i, row in enumerate([
+    "Traceback (most recent call last):",
+    '  File "/home/user/.local/lib/python3.6/site-packages/torch/nn/modules/batchnorm.py", line 455, in forward',
+    "    world_size = torch.distributed.get_world_size(process_group)",
+    '  File "/home/user/.local/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 191, '
+    "in _check_default_pg",
+    '    "Default process group is not initialized"',
+    "AssertionError: Default process group is not initialized",
+]))
+
+
+def test_an_unknown_prefix_on_most_rows_is_learnt_and_removed(rules):
+    assert unprefixed(UNKNOWN.encode(), WORDS).decode().splitlines()[0] == "Traceback (most recent call last):"
+    assert unprefixed(UNKNOWN.encode(), WORDS).decode().splitlines()[1].startswith("  File ")  # indentation kept
+    assert shown(rules, analyse(rules, UNKNOWN))[:1] == ["process-group-not-initialized"]
+
+
+def test_an_unknown_prefix_before_a_known_one_leaves_the_known_one():
+    text = "".join(f"job-7f3a | w{i} | [1,1]<stderr>:{row}\n" for i, row in enumerate(
+        ['  File "mpi_ops.py", line 436, in synchronize', "RuntimeError: Horovod has been shut down.", "  x"]))
+    assert unprefixed(text.encode(), WORDS).decode().splitlines()[1] == "[1,1]<stderr>:RuntimeError: Horovod has been shut down."
+
+
+@pytest.mark.parametrize("text", [
+    # a known prefix is peeled line by line (it tells the rank): nothing is learnt
+    "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"x.py\", line 3, in f\n[rank0]: ValueError: x\n",
+    # a progress line's "Epoch 10:" reads like srun's label; no failure follows it (Lightning-AI-pytorch-lightning-20542)
+    "Epoch 10:  93%|#########3| 18625/20000 [5:43:21<25:20,  0.90it/s, train_loss=3.400]\n" * 3
+    + "slurmstepd: error: *** STEP 55595933.0 ON host1 CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME LIMIT ***\n",
+    # a message that holds an exception on one row of few
+    "raise SignalException(f\"Process {os.getpid()} got signal: {sigval}\", sigval=sigval)\n"
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got sigval:1\n",
+])
+def test_no_prefix_is_learnt_where_none_is(text):
+    assert unknown_prefix(text.split("\n"), WORDS) is None
+    assert unprefixed(text.encode(), WORDS) == text.encode()

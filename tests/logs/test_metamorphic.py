@@ -28,7 +28,8 @@ INVARIANT = (
     "Windows paths", "non-ASCII user name", "tqdm bar glued before errors",
     "GitHub <details> block", "Jupyter cell output, colours kept", "forum typography (curly quotes, en dash)",
     "no-break spaces", "docker json-file lines", "timestamp ts (moreutils)", "logger asctime - name - LEVEL - ",
-    "host then [timestamp]", "timestamp RFC 5424 + host",
+    "host then [timestamp]", "timestamp RFC 5424 + host", "timestamp Go log Y/m/d", "timestamp rich [m/d/y H:M:S]",
+    "time of day only [H:M:S.ms]",
 )
 # a fast, fixed sample of the dev split (every 16th dev log by name when it was chosen): fixed by name, so
 # logs added to the corpus later do not change what these tests pin

@@ -25,6 +25,10 @@
   that begins with ``{`` has every such line replaced by the field's text (a value holding several lines gives
   them all).
 
+- A per-line prefix no wording knows (a tool's own time, job and worker fields) hides where tracebacks
+  begin: in a paste, what stands before a traceback's header or frame or an exception is taken as the
+  prefix's shape when it begins most rows, and removed (:func:`unknown_prefix`).
+
 The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
 line of its own (never joined to the row before) and how a row shows it is whole are knowledge:
 ``own_line_starts``, ``own_line_after_word``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
@@ -36,9 +40,16 @@ from __future__ import annotations
 import json
 import re
 
+from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
+# what begins a line of a failure: a traceback's header or frame, an exception, the shell's report of a kill
+STARTS = re.compile(r'Traceback \(most recent call last\):|File "[^"]+", line \d+|(?<![\w.])(?:[A-Za-z_]\w*\.)*'
+                    r"[A-Z]\w*(?:Error|Exception|Interrupt)\b|\b(?:Killed|Segmentation fault)\b")
+MIN_PREFIXED_ROWS = 3      # rows an unknown prefix must begin before it is taken for one
+PREFIX_ROWS = 400          # the first non-empty rows of a paste an unknown prefix is looked for on
+PREFIX_CHARS = 80          # the longest unknown prefix looked for
 PASTE_BYTES = 1 << 20      # a log read in one piece this small is a paste: wrapping is looked for
 MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
 MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a hard wrap
@@ -219,7 +230,58 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
     data = strip_ansi(json_unwrapped(data, words))
     if not whole or len(data) > PASTE_BYTES:
         return data
-    return cpython_frames(unwrapped_paste(untypeset(data, words), words))
+    return cpython_frames(unwrapped_paste(unprefixed(untypeset(data, words), words), words))
+
+
+def unknown_prefix(rows: list[str], words: SymptomWords) -> re.Pattern[str] | None:
+    """The shape of a per-line prefix no ``line_prefixes`` wording peels, learnt from the paste itself: what
+    stands before a line of a failure (a traceback's header or frame, an exception, ``Killed``: ``STARTS``)
+    on a row, its digit runs read as any number, when it begins at least :data:`MIN_PREFIXED_ROWS` rows and
+    half of the paste's first :data:`PREFIX_ROWS` non-empty rows (a tool's prefix on every line, not a message
+    that holds an exception); the shape that begins the most rows wins. Heads are looked for up to
+    :data:`PREFIX_CHARS` characters."""
+    filled = [row for row in rows if row.strip()][:PREFIX_ROWS]
+    need = max(MIN_PREFIXED_ROWS, (len(filled) + 1) // 2)
+    best, most, tried = None, 0, set()
+    for row in filled:
+        head = _head(row, words)
+        pattern = "".join(r"\d+" if part.isdigit() else re.escape(part) for part in re.split(r"(\d+)", head)) + r"[ \t]?"
+        if not head or pattern in tried:
+            continue
+        tried.add(pattern)
+        shape = re.compile(pattern)
+        count = sum(1 for other in filled if shape.match(other))
+        if count >= need and count > most:
+            best, most = shape, count
+    return best
+
+
+def _head(row: str, words: SymptomWords) -> str:
+    """What stands on ``row`` before the first place (after a space) where a line of a failure begins, known
+    prefixes peeled (they are read line by line, with the rank or time they tell); empty when one begins the
+    row itself, or none does. (A known prefix alone tells no boundary: ``Epoch 10:`` reads like srun's label.)"""
+    if not STARTS.search(row, 1):
+        return ""
+    for cut in range(min(len(row), PREFIX_CHARS + 1)):
+        if cut and not row[cut - 1].isspace():
+            continue
+        rest = row[cut:]
+        body = split_prefix(rest, words=words).body
+        if STARTS.match(body):
+            return row[:cut].rstrip()
+    return ""
+
+
+def unprefixed(data: bytes, words: SymptomWords) -> bytes:
+    """A paste with an unknown per-line prefix (:func:`unknown_prefix`) removed from every row it begins
+    (the same rows, so line numbers still point into the file as it is)."""
+    text = data.decode("utf-8", "surrogateescape")
+    rows = text.split("\n")
+    shape = unknown_prefix(rows, words)
+    if shape is None:
+        return data
+    return "\n".join(shape.sub("", row, count=1) if shape.match(row) else row for row in rows).encode(
+        "utf-8", "surrogateescape")
 
 
 def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
