@@ -239,8 +239,9 @@ def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
 
 def spread_keywords(m: ModuleIndex, site: CallSite) -> dict[str, ast.AST]:
     """The keyword arguments a call passes through ``**name`` when the function builds that dict itself:
-    ``{...}`` / ``dict(...)`` bindings of ``name`` and ``name.update(...)`` calls before the call (an update inside
-    an ``if`` counts: the key is passed whenever that arm ran). A later key wins, as in the dict."""
+    ``{...}`` / ``dict(...)`` bindings of ``name``, ``name.update(...)`` calls and ``name["key"] = value`` stores
+    before the call (inside an ``if`` too: the key is passed whenever that arm ran). A later key wins, as in the
+    dict."""
     found: dict[str, ast.AST] = {}
     for keyword in site.node.keywords:
         if keyword.arg is None:
@@ -265,12 +266,19 @@ def dict_keys(m: ModuleIndex, node: ast.AST, before: int, func: FuncInfo | None,
     if binding is None:
         return {}
     keys = dict_keys(m, binding.value, binding.line, func, depth - 1)
+    changes: list[tuple[int, dict[str, ast.AST]]] = []
     for update in m.calls:
         if (update.method == "update" and update.recv == name and update.ctx.func is func
                 and binding.line < update.line < before and len(update.node.args) <= 1):
-            if update.node.args:
-                keys.update(dict_keys(m, update.node.args[0], update.line, func, depth - 1))
-            keys.update({k.arg: k.value for k in update.node.keywords if k.arg})
+            added = dict_keys(m, update.node.args[0], update.line, func, depth - 1) if update.node.args else {}
+            changes.append((update.line, {**added, **{k.arg: k.value for k in update.node.keywords if k.arg}}))
+    for node in m.nodes_in(func.node if func else m.tree):  # name["key"] = value, also inside an ``if``
+        if node.__class__ is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and dotted(node.targets[0].value) == name and binding.line < node.lineno < before \
+                and isinstance(const(node.targets[0].slice, default=...), str):
+            changes.append((node.lineno, {const(node.targets[0].slice): node.value}))
+    for _, added in sorted(changes, key=lambda change: change[0]):
+        keys.update(added)
     return keys
 
 
