@@ -167,7 +167,7 @@ def _discarded_outputs(m, wrap, cls: ModelClass, model: str, frozen: set[str]):
     returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return)] if forward is not None else []
     slots = _output_slots(returns)
     wrapper = wrap.assigned_to
-    calls = [c for c in m.calls if wrapper and dotted(c.node.func) == wrapper]
+    calls = _calls_by_text(m).get(wrapper, []) if wrapper else []
     if not slots or not calls:
         return
     used: set = set()
@@ -271,6 +271,19 @@ def _loss_reads(func) -> tuple[set[str], list[ast.AST]] | None:
                     exprs.append(value)
                     todo.append(value)
     return names, exprs
+
+
+def _calls_by_text(m: ModuleIndex) -> dict[str, list[CallSite]]:
+    """The module's calls by the dotted text of what they call (``model`` in ``model(x)``), in file order; sorted
+    out once per module (asked per wrapped model)."""
+    found = m.memo.get("unused-parameters-error.calls")
+    if found is None:
+        found = m.memo["unused-parameters-error.calls"] = {}
+        for c in m.calls:
+            text = dotted(c.node.func)
+            if text:
+                found.setdefault(text, []).append(c)
+    return found
 
 
 def _used_beyond_returns(func: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str]:
