@@ -27,7 +27,7 @@ class DdpBeforeToDeviceChecker(Checker):
             if any(s.line < wrap.line and s.recv == model for s in moves):
                 continue
             later = [s for s in moves if s.line > wrap.line]
-            binding = m.binding(model, wrap.line, func)
+            binding = _converted_from(m, model, m.binding(model, wrap.line, func), func)
             if binding is None and later and model in _parameters(func):
                 binding = "parameter"  # moved only after the wrap: the author knows it is not on the GPU yet
             elif binding is None or chain_moves(m, binding.value) or self._opaque(m, binding.value):
@@ -108,6 +108,20 @@ class DdpBeforeToDeviceChecker(Checker):
         if site.name in m.functions or site.method in m.functions:
             return True
         return site.kw("device") is not None or site.kw("device_map") is not None
+
+
+def _converted_from(m, model: str, binding, func):
+    """The binding that built the module, behind conversions of it that keep its device (``model =
+    SyncBatchNorm.convert_sync_batchnorm(model)``, ``model = torch.compile(model)``: calls handed the module
+    itself): the module they convert was built, and maybe moved, earlier. Unchanged when no earlier binding
+    builds it here."""
+    found = binding
+    for _ in range(4):
+        if found is None or not (isinstance(found.value, ast.Call) and any(
+                dotted(a) == model for a in [*found.value.args, *(k.value for k in found.value.keywords)])):
+            break
+        found = m.binding(model, found.line, func)
+    return found if found is not None else binding
 
 
 def _builds_cpu_module(m, builder) -> bool:
