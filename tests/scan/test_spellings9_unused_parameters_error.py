@@ -332,3 +332,38 @@ if __name__ == "__main__":
 def test_model_bound_on_a_trainer_in_another_method(tmp_path, built, options, warns):
     code = TRAINER.format(built=built, options=options)
     assert (ID in scan_ids(tmp_path, code)) is warns
+
+
+# --- a layer used only under a switch the constructor leaves off, spelled as a comparison ---------------------------
+
+SWITCHED = '''
+class Net(nn.Module):
+    def __init__(self, aux_weight=0.0, num_aux=None):
+        super().__init__()
+        self.body = conv_block(3, 16)
+        self.cls = nn.Linear(16, 10)
+        self.aux = nn.Linear(16, 10)
+        self.aux_weight = aux_weight
+        self.num_aux = num_aux
+
+    def forward(self, x):
+        h = self.body(x).mean((2, 3))
+        out = self.cls(h)
+        if {test}:
+            out = out + self.aux(h)
+        return out
+'''
+
+
+@pytest.mark.parametrize("test, built, warns", [
+    ("self.aux_weight > 0", "Net()", True),
+    ("self.aux_weight != 0", "Net()", True),
+    ("self.num_aux is not None", "Net()", True),
+    ("self.aux_weight > 0", "Net(aux_weight=0.4)", False),
+    ("self.num_aux is not None", "Net(num_aux=2)", False),
+    ("self.aux_weight > 0.5", "Net()", False),
+    ("self.num_aux is None", "Net()", False),
+])
+def test_layer_behind_a_switch_left_off(tmp_path, test, built, warns):
+    code = _script(SWITCHED.format(test=test)).replace("DDP(Net().cuda()", f"DDP({built}.cuda()")
+    assert (ID in scan_ids(tmp_path, code)) is warns

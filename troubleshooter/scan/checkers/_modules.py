@@ -266,7 +266,7 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
             # everything after an early return (or a loop's continue / break) is the other arm
             exits = bool(stmt.body) and isinstance(stmt.body[-1], TERMINAL) and not stmt.orelse
             first = _arm(m, info, stmt.body, inner, inputs)
-            flag = dotted(stmt.test)
+            flag = _switch_of(stmt.test)
             if kind == ALWAYS and branch == CONFIG and flag and flag.startswith("self.") and flag.count(".") == 1:
                 for attr in set(first.uses) - set(info.uses) - info.outer:
                     info.flag_uses[attr] = flag[5:]
@@ -286,6 +286,19 @@ def _collect_uses(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: 
                 _collect_uses(m, info, handler.body, kind, inputs)
             continue
         _note(m, info, stmt, kind)
+
+
+def _switch_of(test: ast.AST) -> str | None:
+    """``self.<flag>`` when ``test`` holds exactly when that attribute is truthy: ``if self.use_aux:``, ``if
+    self.aux_weight > 0:``, ``if self.aux_weight != 0:``, ``if self.aux_head is not None:``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        limit, op = test.comparators[0].value, test.ops[0]
+        if (isinstance(op, (ast.Gt, ast.NotEq)) and limit in (0, False) and limit is not None) or (
+                isinstance(op, ast.IsNot) and limit is None):
+            test = test.left
+        else:
+            return None
+    return dotted(test)
 
 
 def _arm(m: ModuleIndex, info: ModelClass, body: list[ast.stmt], kind: str, inputs: set[str]) -> ModelClass:
