@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import ddp_wraps, resolved_const, wrapped_name
+from troubleshooter.scan.checkers._common import ddp_wraps, resolved_const, spread_keywords, wrapped_name
 from troubleshooter.scan.model import const, dotted
 
 
@@ -56,7 +56,8 @@ class GradientCheckpointingConflictChecker(Checker):
         DistributedDataParallelKwargs, Lightning's DDPStrategy, TrainingArguments) or Lightning's strategy string.
         The flag may be a literal, an option's unchanged default (``args.find_unused_parameters``) or a name bound once."""
         for wrap in ddp_wraps(m):
-            if resolved_const(m, wrap.kw("find_unused_parameters"), wrap) is True:
+            flag = wrap.kw("find_unused_parameters") or spread_keywords(m, wrap).get("find_unused_parameters")
+            if resolved_const(m, flag, wrap) is True:  # also passed as ``**ddp_kwargs`` built in the function
                 return wrap.line, wrapped_name(wrap) or "model"
         for site in m.calls_named(m.P.ddp_settings):
             if any(resolved_const(m, site.kw(k), site) is True
