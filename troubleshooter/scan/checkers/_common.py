@@ -198,6 +198,11 @@ def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default
             passed = parameter_value(m, name, site.ctx.func)
             if passed is not ...:
                 return passed
+            module = [b for b in m.bindings.get(name, ()) if b.func is None]  # ``FIND_UNUSED = True`` at the top
+            values = {repr(const(b.value, default=...)) for b in module}
+            if site.ctx.func is not None and module and len(module) == len(m.bindings[name]) and len(values) == 1 \
+                    and "Ellipsis" not in values and name not in _parameters(site.ctx.func):
+                return const(module[0].value)
     if isinstance(node, ast.Subscript) and isinstance(const(node.slice, default=...), str):
         binding = m.binding(dotted(node.value), site.line, site.ctx.func) if dotted(node.value) else None
         if binding is not None and isinstance(binding.value, ast.Dict):
@@ -205,6 +210,11 @@ def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default
                 if key is not None and const(key, default=...) == const(node.slice):
                     return const(value_node, default=default)
     return default
+
+
+def _parameters(func: FuncInfo) -> set[str]:
+    args = func.node.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
