@@ -74,7 +74,9 @@ class LossNotOnDeviceChecker(Checker):
         if not made_all or not all(made is not None and (
                 made.name in m.P.cpu_tensor_factories and made.kw("device") is None or _cpu_helper(m, made))
                 for made in made_all):
-            return False
+            value = bound.value if bound is not None else (None if text else node)
+            if value is None or not _cpu_arithmetic(m, value, site, depth=2):
+                return False
         if text:
             if any(chain_moves(m, b.value) for b in m.bindings.get(text, ())):
                 return False
@@ -99,6 +101,33 @@ def _cpu_helper(m, made) -> bool:
                      or any(s.recv == name and s.line <= made.line and is_device_move(m, s) for s in m.calls)):
             return False
     return any(s.ctx.func is infos[0] and s.name.startswith("torch.") for s in m.calls)
+
+
+def _cpu_arithmetic(m, value: ast.AST, site, depth: int) -> bool:
+    """A tensor computed on the CPU from factory calls: arithmetic over them and numbers (``1.0 / torch.tensor(counts)``,
+    ``w / w.sum()``), methods that keep the device (``torch.tensor(w).float()``), names bound to such values
+    (``depth`` deep). Not when any part is moved (``.cuda()``, ``.to(device)``) or is something else."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float))
+    if isinstance(value, ast.UnaryOp):
+        return _cpu_arithmetic(m, value.operand, site, depth)
+    if isinstance(value, ast.BinOp):
+        sides = [value.left, value.right]
+        return all(_cpu_arithmetic(m, side, site, depth) for side in sides) and not all(
+            isinstance(side, ast.Constant) for side in sides)
+    if isinstance(value, ast.Name) and depth:
+        bound = m.binding(value.id, site.line, site.ctx.func)
+        return bound is not None and not any(chain_moves(m, b.value) for b in m.bindings.get(value.id, ())) and \
+            not any(s.recv == value.id and is_device_move(m, s) for s in m.calls) and \
+            _cpu_arithmetic(m, bound.value, site, depth - 1)
+    made = m.site_of(value) if isinstance(value, ast.Call) else None
+    if made is None or is_device_move(m, made):
+        return False
+    if made.name in m.P.cpu_tensor_factories:
+        return made.kw("device") is None
+    receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
+    return receiver is not None and not made.node.args and not made.node.keywords and \
+        _cpu_arithmetic(m, receiver, site, depth)
 
 
 def _cpu_factory(m, value: ast.AST) -> bool:
