@@ -26,9 +26,9 @@ line that names its cause elsewhere.
   and Lightning's "Starting with N processes" declares a world size, so a log comparing 1 and 2 processes
   whose epochs did not shrink says the data is not sharded; epochs that halved stay quiet.
 - NCCL's "WARN Cuda failure [code] '<CUDA error>'" (round s9): a reason that names a cause keeps it (out of
-  memory, no kernel for this GPU, a driver older than NCCL's CUDA: "API call is not supported in the
-  installed CUDA driver"); any other reason is an NCCL error, never an unrecognized failure; NCCL's INFO
-  lines about CUDA stay quiet.
+  memory, no kernel for this GPU); any other reason is an NCCL error, never an unrecognized failure; NCCL's
+  INFO lines about CUDA stay quiet. A driver older than the build ("API call is not supported in the
+  installed CUDA driver", cudaErrorCallRequiresNewerDriver) is a version mismatch in every wording.
 - A debugger's or Open MPI's signal report ("received signal SIGBUS, Bus error.", "Program terminated with
   signal SIGKILL", "[host:pid] Signal: Bus error (7)") decodes like the launchers' exit codes.
 - Horovod's "has been shut down. This was caused by an exception on one of the ranks" is the other ranks'
@@ -437,3 +437,21 @@ def test_the_store_gone_in_the_agents_teardown_after_success_is_clean(rules, lin
 def test_the_same_store_failure_before_any_success_is_unreachable(rules, line):
     root, _shown = root_and_shown(rules, line)
     assert root == "network-unreachable"
+
+
+# A driver older than the CUDA a program was built with (cudaErrorCallRequiresNewerDriver) is one family
+# whoever words it: torch's CUDA error, NCCL's WARN line, another runtime's message.
+DRIVER_OLDER_THAN_BUILD = [
+    "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "RuntimeError: [TM][ERROR] CUDA runtime error: API call is not supported in the installed CUDA driver "
+    "/lmdeploy/src/turbomind/utils/allocator.h:169",
+    "node1:7:30 [0] enqueue.cc:802 NCCL WARN Cuda failure 'API call is not supported in the installed CUDA driver'",
+    "CUDA error at bandwidthTest.cu:256 code=36(cudaErrorCallRequiresNewerDriver) \"cudaSetDevice(currentDevice)\"",
+]
+
+
+@pytest.mark.parametrize("text", DRIVER_OLDER_THAN_BUILD)
+def test_a_driver_older_than_the_build_is_a_version_mismatch_in_any_wording(rules, text):
+    root, _shown = root_and_shown(rules, text)
+    assert root == "library-version-incompatible"
