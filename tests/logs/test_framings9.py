@@ -236,3 +236,37 @@ def test_an_unknown_prefix_before_a_known_one_leaves_the_known_one():
 def test_no_prefix_is_learnt_where_none_is(text):
     assert unknown_prefix(text.split("\n"), WORDS) is None
     assert unprefixed(text.encode(), WORDS) == text.encode()
+
+
+# a forum's re-flow at 100 columns of real dev lines (Dao-AILab-flash-attention-940 and -709, meta-pytorch-data-1142)
+REFLOWED = [
+    ("flash-attn error flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol:\n"
+     "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n",
+     "flash-attn error flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+     "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n"),
+    ("ImportError: /tmp/.local/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so:\n"
+     "undefined symbol: _ZNK3c1017SymbolicShapeMeta18init_is_contiguousEv\n",
+     "ImportError: /tmp/.local/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZNK3c1017SymbolicShapeMeta18init_is_contiguousEv\n"),
+]
+
+
+@pytest.mark.parametrize("reflowed, line", REFLOWED)
+def test_a_lone_row_a_reflow_broke_after_a_colon_is_joined(reflowed, line):
+    assert repair(reflowed.encode(), True, WORDS).decode().replace("\n\n", "\n") == line
+
+
+def test_frame_rows_a_reflow_broke_at_the_terminal_width_are_not_a_terminal_cut():
+    """Rows of exactly the longest length that only the space a re-flow took makes whole frames were broken at
+    a word (``..., line`` / ``487, in initialize``), not cut by a terminal (``line487``)."""
+    frames = [
+        ("/root/miniconda3/lib/python3.8/site-packages/torchdata/dataloader2/dataloader2.py", 209, "__iter__"),
+        ("/root/miniconda3/lib/python3.8/site-packages/torchdata/dataloader2/reading_service.py", 487, "initialize"),
+        ("/root/miniconda3/lib/python3.8/site-packages/torchdata/dataloader2/reading_service.py", 446, "initialize"),
+        ("/root/miniconda3/lib/python3.8/site-packages/torchdata/dataloader2/reading_service.py", 402, "_worker"),
+    ]  # three rows broken at exactly 100 columns, one shorter: more rows at that length than shorter ones
+    text = "Traceback (most recent call last):\n" + "".join(
+        f'  File "{path}", line {line}, in {func}\n    pass\n' for path, line, func in frames)
+    from tests.logs.metamorphic import word_wrap
+    repaired = repair(word_wrap(100)(text).encode(), True, WORDS).decode()
+    assert [row for row in repaired.split("\n") if row] == [row for row in text.split("\n") if row]

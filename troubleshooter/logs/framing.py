@@ -165,7 +165,9 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
     parenthesis (``goes_on``: a sentence going on: ``opcode 1,`` / ``len 0``, ``:29500`` / ``(errno: 110 ...)``),
     when it is a traceback frame's row that is not whole (``File "x.py", line 12,`` / ``in f``), or when a
     row ending in a colon is followed by one word too long to have fitted (``undefined symbol:`` / a
-    mangled C++ name)."""
+    mangled C++ name) or by a row going on in lower case (``...so:`` / ``undefined symbol: _ZN...``). A lone
+    row is not joined to a row whose first word is as long as the longest row, unless that is no wider than
+    a screen (``terminal_widths``): a re-flow's cap is a screen's width, not a 5000-character line's."""
     width = max(map(len, rows), default=0)
     if width < MIN_REFLOW_WIDTH:
         return set()
@@ -196,8 +198,9 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
         return joins | joins_by(lambda row, nxt: cut(row, nxt, True) and not row.endswith(words.line_ends),
                                 goes_on)
     lone = joins | {i for i in joins_by(lambda row, nxt: cut(row, nxt, True) and row.endswith(":"), goes_on)
-                    if " " not in rows[i + 1].strip()}
-    return {i for i in lone if len(rows[i + 1].split(" ", 1)[0]) < width  # not the longest row's own word
+                    if " " not in rows[i + 1].strip() or rows[i + 1][:1].islower()}
+    longest_word_fits = width <= max(words.terminal_widths)  # a re-flow's cap is a screen's width
+    return {i for i in lone if (len(rows[i + 1].split(" ", 1)[0]) < width or longest_word_fits)  # not a huge line
             and (rows[i + 1][:1].islower() or rows[i + 1].startswith(words.goes_on)
                  or rows[i].lstrip().startswith("File") or rows[i].endswith(":"))}
 
@@ -293,6 +296,11 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
     shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
     at_width = sum(len(row) == width and bool(nxt.strip()) and not words.banner_end.search(row)
                    for row, nxt in zip(rows, rows[1:]))
+    # a frame row at that length that only the space a re-flow took makes whole (``..., line`` / ``487, in f``)
+    # was broken at a word, not cut by a terminal
+    framed = sum(len(rows[i]) == width and bool(words.whole_frame.match((rows[i] + " " + rows[i + 1]).lstrip()))
+                 and not words.whole_frame.match((rows[i] + rows[i + 1]).lstrip()) for i in joins)
+    shorter, at_width = shorter + framed, at_width - framed
     if shorter < max(MIN_REFLOWED_LINES, at_width):
         joined = unwrapped(rows, words)
         if joined is not rows:
