@@ -51,6 +51,37 @@ class UnevenLastBatchChecker(Checker):
         yield from self._hand_partitioned_loops(m, model)
         yield from self._rank_sharding_samplers(m, model)
         yield from self._local_rank_samplers(m, model)
+        yield from self._random_sized_datasets(m, model)
+
+    @staticmethod
+    def _random_sized_datasets(m, model: str):
+        """A DistributedSampler over a dataset a local function builds from a random draw (``n =
+        random.randint(...)``; ``Subset(pool, random.sample(range(len(pool)), n))``) while nothing seeds the random
+        generators alike on every rank: each process draws its own size, DistributedSampler gives the ranks
+        different numbers of batches and the last all-reduce waits (Lightning#9851). Quiet when a seed call with an
+        argument that does not mention the rank runs in the file."""
+        seeds = [s for s in m.calls if s.name in m.P.seed_calls or s.name in ("random.seed", "numpy.random.seed")
+                 or s.method in ("seed", "manual_seed", "seed_everything", "set_seed")]
+        if any(not any(m.mentions_rank(a) for a in [*s.node.args, *s.node.keywords]) for s in seeds):
+            return
+        for site in m.calls_named(m.P.distributed_samplers):
+            name = dotted(site.arg(0, "dataset"))
+            binding = m.binding(name, site.line, site.ctx.func) if name else None
+            made = m.value_call(binding.value, binding.line + 1, binding.func) if binding is not None else None
+            func = local_callee(m, made) if made is not None else None
+            if func is None:
+                continue
+            draw = next((n for n in m.nodes_in(func.node) if isinstance(n, ast.Call)
+                         and m.qual(n.func) in m.P.random_draws
+                         and m.qual(n.func).startswith(("random.", "numpy.random."))), None)  # not tensor values
+            if draw is None:
+                continue
+            yield Hit(site.line, f"{name} comes from {func.name}(), which draws at random (line {draw.lineno}) with no "
+                                 "seed shared by the ranks: each process builds a dataset of its own size, so "
+                                 f"DistributedSampler gives the ranks different numbers of batches and the last {model} "
+                                 "all-reduce waits forever; seed every rank alike before building it (or build it on "
+                                 "rank 0 and broadcast)", {"model": model, "loader": name, "dataset": name})
+            return
 
     @staticmethod
     def _local_rank_samplers(m, model: str):
