@@ -611,3 +611,34 @@ def test_cuda_unknown_error_as_a_start_up_warning_stays_informational(rules):
             "available devices to be zero.")
     _root, shown = root_and_shown(rules, text)
     assert not shown
+
+
+# A store that cannot listen is not always a port in use: the address may not be this host's, or the
+# name may not resolve here.
+STORE_BIND_REASONS = [
+    ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+     "failed to bind to 203.0.113.7:29500 (errno: 99 - Cannot assign requested address).", "master-addr-not-local"),
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+     "port: 29500, useIpv6: false, code: -99, name: EADDRNOTAVAIL, message: address not available",
+     "master-addr-not-local"),
+    ("RuntimeError: The server socket has failed to listen on any local network address. useIpv6: 0, code: -3, "
+     "name: EAI_NONAME, message: unknown node or service", "master-addr-unresolvable"),
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+     "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use", "master-port-in-use"),
+    ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+     "failed to bind to [::]:29500 (errno: 98 - Address already in use).", "master-port-in-use"),
+]
+
+
+@pytest.mark.parametrize("text,finding", STORE_BIND_REASONS)
+def test_a_store_that_cannot_listen_is_told_by_its_reason(rules, text, finding):
+    root, shown = root_and_shown(rules, text)
+    assert root == finding
+    if finding != "master-port-in-use":
+        assert "master-port-in-use" not in shown
+
+
+def test_errno_99_on_a_client_connect_is_not_a_foreign_master_address(rules):
+    text = "OSError: [Errno 99] Cannot assign requested address"
+    _root, shown = root_and_shown(rules, text)
+    assert "master-addr-not-local" not in shown
