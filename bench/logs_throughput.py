@@ -29,9 +29,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-from troubleshooter.logs import LogAnalyzer, analyze_paths
-from troubleshooter.core.ruleset import load_rules
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's analyzer, not an installed one
+
+from troubleshooter.logs import LogAnalyzer, analyze_paths  # noqa: E402
+from troubleshooter.core.ruleset import load_rules  # noqa: E402
 
 ERRORS = [
     "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {r} has a total capacity of 79.15 GiB of which 1.12 GiB is free.",
