@@ -180,15 +180,7 @@ class MissingDistributedSamplerChecker(Checker):
     def _sharded_or_iterable(m, dataset: str, site) -> bool:
         if _under_iterable_test(m, dataset, site):
             return True  # ``if isinstance(dataset, IterableDataset): DataLoader(dataset, ...)``
-        binding = m.binding(dataset, site.line, site.ctx.func)
-        if binding is None:
-            return False
-        if split_by_rank(m, binding.value):
-            return True
-        made = m.value_call(binding.value, binding.line + 1, binding.func)
-        if made is None:
-            return False
-        return made.method in m.P.loader_sharders or _iterable_class(m, made.node)
+        return _sharded_upstream(m, m.binding(dataset, site.line, site.ctx.func))
 
     @classmethod
     def _trains(cls, m, site) -> bool:
@@ -379,6 +371,29 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
             if isinstance(target, ast.Name) and target.id == name:
                 return None
     return found
+
+
+def _sharded_upstream(m, binding, depth: int = 8) -> bool:
+    """The dataset bound here is split by rank or iterable-style, itself or anything it was derived from: the
+    receiver or first argument of the call that made it, followed back through the function's earlier bindings
+    (``ds = ds.shard(num_shards=world, index=rank)``; ``ds = ds.select(...)``; ``data = Wrapper(ds, ...)``): a
+    wrapper or a selection keeps the rank's share."""
+    if binding is None or depth == 0:
+        return False
+    if split_by_rank(m, binding.value):
+        return True
+    made = m.value_call(binding.value, binding.line + 1, binding.func)
+    if made is None:
+        return False
+    if made.method in m.P.loader_sharders or _iterable_class(m, made.node):
+        return True
+    func = made.node.func  # ``rows.select(...)``: the rows; ``Wrapper(rows, ...)``, ``datasets.Subset(rows, ...)``: rows
+    receiver = dotted(func.value) if isinstance(func, ast.Attribute) else None
+    earlier = m.binding(receiver, binding.line, binding.func) if receiver and receiver != "self" else None
+    if earlier is None:
+        first = dotted(made.arg(0))
+        earlier = m.binding(first, binding.line, binding.func) if first else None
+    return _sharded_upstream(m, earlier, depth - 1)
 
 
 def _iterable_class(m, call: ast.Call) -> bool:
