@@ -303,12 +303,7 @@ class CollectiveMismatchChecker(Checker):
         """Calls on some ranks only that run the forward of a DDP-wrapped model with buffers to broadcast (BatchNorm
         statistics, ``register_buffer``):
         ``model(x)`` itself, or a local function the wrapper is passed to and that calls it."""
-        if not (m.calls_named(m.P.batchnorm_layers) or any(
-                m.P.matches("batchnorm_model_factories", c.name) or c.method in m.P.buffer_registrars
-                for c in m.calls)):
-            return []
-        wraps = {name: wrap for name, wrap in wrapped_models(m).items()
-                 if const(wrap.kw("broadcast_buffers"), default=True) is not False}
+        wraps = buffered_wraps(m)
         wrapped = set(wraps)
         found = []
         for site in m.calls:
@@ -572,6 +567,16 @@ def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
     return found
 
 
+def buffered_wraps(m: ModuleIndex) -> dict[str, CallSite]:
+    """Names bound to a DDP-wrapped model whose forward broadcasts buffers -> the wrap: the file builds BatchNorm
+    layers (or a model factory that has them, or registers buffers) and the wrap keeps ``broadcast_buffers``."""
+    if not (m.calls_named(m.P.batchnorm_layers) or any(
+            m.P.matches("batchnorm_model_factories", c.name) or c.method in m.P.buffer_registrars for c in m.calls)):
+        return {}
+    return {name: wrap for name, wrap in wrapped_models(m).items()
+            if const(wrap.kw("broadcast_buffers"), default=True) is not False}
+
+
 def _after_wrap(site: CallSite, wrap: CallSite) -> bool:
     """False for a call of the bare model before the wrap that rebinds its name in the same function (a rank-0
     forward that writes reference tensors before ``model = DDP(model)``)."""
@@ -596,6 +601,7 @@ class _Reach:
         self.tests: dict[int, dict] = {}
         self.defined = module_definitions(m.tree)
         self.choices: dict[int, dict] = {}  # id(function) -> its local names that only hold literals
+        self.forwards = buffered_wraps(m)  # a DDP forward that broadcasts buffers is a collective too
 
     def functions(self) -> dict[str, str]:
         """Local function/method name -> the collective it runs on rank 0's path, its parameters unknown."""
@@ -641,6 +647,11 @@ class _Reach:
                 continue  # a test on a parameter this call binds (or a module name) goes the other way
             if self.checker._is_collective(self.m, site, self.names):
                 found = f"{site.method} at line {site.line}"
+                break
+            wrap = self.forwards.get(dotted(site.node.func))
+            if wrap is not None and _after_wrap(site, wrap):
+                found = (f"the forward of the DDP-wrapped {dotted(site.node.func)} at line {site.line}, which "
+                         "broadcasts its BatchNorm buffers")
                 break
             callee = local_callee(self.m, site)
             if callee is None or callee is info or depth >= self.DEPTH:
