@@ -217,29 +217,44 @@ def _parameters(func: FuncInfo) -> set[str]:
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
+def takes_parameter(func: FuncInfo, name: str) -> bool:
+    """Whether ``func`` declares a parameter ``name`` (positional or keyword-only)."""
+    args = func.node.args
+    return any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+
+def argument_given(func: FuncInfo, name: str, call: ast.Call) -> ast.AST | None:
+    """The node ``call`` gives parameter ``name`` of ``func``: its keyword, else its positional slot (a method's
+    ``self``/``cls`` is not passed), else the parameter's default; None when it has none."""
+    given = next((k.value for k in call.keywords if k.arg == name), None)
+    if given is not None:
+        return given
+    args = func.node.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if name in positional:
+        skip = 1 if func.cls is not None and positional[0] in ("self", "cls") else 0
+        slot = positional.index(name) - skip
+        if 0 <= slot < len(call.args):
+            return call.args[slot]
+        first_default = len(positional) - len(args.defaults)
+        index = positional.index(name)
+        return args.defaults[index - first_default] if index >= first_default else None
+    return next((d for a, d in zip(args.kwonlyargs, args.kw_defaults) if a.arg == name), None)
+
+
 def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
     """The literal a parameter of a local function or method evidently holds: every call of it in the file passes
     the same literal, or leaves it at its literal default (``def build_loader(ds, shuffle=True)`` called as
     ``build_loader(train_set)``). ``...`` when a call passes anything else, spreads ``*args``/``**kwargs``, or
     nothing in the file calls the function."""
-    if func is None or func.name == "<class>" or "." in name:
+    if func is None or func.name == "<class>" or "." in name or not takes_parameter(func, name):
         return ...
-    args = func.node.args
-    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-    if name not in positional and name not in (a.arg for a in args.kwonlyargs):
-        return ...
-    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    skip = 1 if func.cls is not None and positional and positional[0] in ("self", "cls") else 0
     calls = [c for c in m.calls if local_callee(m, c) is func]
     values = set()
     for call in calls:
         if any(k.arg is None for k in call.node.keywords) or any(isinstance(a, ast.Starred) for a in call.node.args):
             return ...
-        given = next((k.value for k in call.node.keywords if k.arg == name), None)
-        if given is None and name in positional and positional.index(name) - skip < len(call.node.args):
-            given = call.node.args[positional.index(name) - skip]
-        value = const(given if given is not None else defaults.get(name), default=...)
+        value = const(argument_given(func, name, call.node), default=...)
         if value is ...:
             return ...
         values.add(repr(value))

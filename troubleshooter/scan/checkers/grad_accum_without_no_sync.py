@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, local_callee, option_default, wrapped_models
+from troubleshooter.scan.checkers._common import (
+    argument_given, contains, local_callee, option_default, takes_parameter, wrapped_models,
+)
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
 _BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
@@ -238,27 +240,15 @@ def _value_seen(m: ModuleIndex, node: ast.AST, func, depth: int) -> bool:
 def _passed_for(m: ModuleIndex, name: str, func) -> list[tuple[ast.AST, object]]:
     """(value, the caller's function) for each value callers give parameter ``name`` of ``func`` (its default
     when a call leaves it out); a constructor's parameter is given where the class is called."""
-    if func is None or "." in name:
+    if func is None or "." in name or not takes_parameter(func, name):
         return []
-    args = func.node.args
-    params = [a.arg for a in [*args.posonlyargs, *args.args]]
-    skip = 1 if params and params[0] in ("self", "cls") else 0
-    if name not in params and name not in (a.arg for a in args.kwonlyargs):
-        return []
-    defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     called = func.cls if func.name == "__init__" and func.cls else func.name
     found = []
     for site in m.calls:
-        if site.method != called:
-            continue
-        given = site.kw(name)
-        if given is None and name in params and 0 <= params.index(name) - skip < len(site.node.args):
-            given = site.node.args[params.index(name) - skip]
-        if given is None:
-            given = defaults.get(name)
-        if given is not None:
-            found.append((given, site.ctx.func))
+        if site.method == called:
+            given = argument_given(func, name, site.node)
+            if given is not None:
+                found.append((given, site.ctx.func))
     return found
 
 
