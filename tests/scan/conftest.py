@@ -37,3 +37,12 @@ def scan_ids(tmp_path: Path, code: str) -> set[str]:
     path = tmp_path / "train.py"
     path.write_text(code, encoding="utf-8")
     return set(scan_paths([str(path)]).hits)
+
+
+def shown_ids(tmp_path: Path, code: str) -> set[str]:
+    """Ids a user would see (severity warning/error) for ``code`` saved as one training script."""
+    from tests.scan.quality import shown_findings
+
+    path = tmp_path / "train.py"
+    path.write_text(code, encoding="utf-8")
+    return set(shown_findings([str(path)])[0])

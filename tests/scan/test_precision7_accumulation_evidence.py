@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "grad-accum-without-no-sync"
 
@@ -78,9 +78,7 @@ SEEN = {
 
 
 def _warned(tmp_path: Path, imports: str, entry: str, count: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(imports=imports, entry=entry, count=count))
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, TEMPLATE.format(imports=imports, entry=entry, count=count))
 
 
 @pytest.mark.parametrize("case", UNSEEN, ids=list(UNSEEN))
@@ -129,6 +127,4 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("given, warns", [("8", True), ('config["accum"]', True), ("config.accum_steps", False)])
 def test_count_handed_to_a_trainer_is_followed_to_the_caller(tmp_path, given, warns):
-    path = tmp_path / "train.py"
-    path.write_text(PASSED.format(given=given))
-    assert (ID in shown_findings([str(path)])[0]) is warns
+    assert (ID in shown_ids(tmp_path, PASSED.format(given=given))) is warns

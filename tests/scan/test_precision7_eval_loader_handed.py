@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "missing-set-epoch"
 
@@ -105,9 +105,7 @@ LOUD = {
 
 
 def _warned(tmp_path: Path, reader: str, call: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(reader=reader, call=call))
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, TEMPLATE.format(reader=reader, call=call))
 
 
 @pytest.mark.parametrize("case", QUIET, ids=list(QUIET))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "ddp-before-to-device"
 
@@ -79,9 +79,7 @@ LOUD = {
 
 
 def _flagged(tmp_path: Path, build: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(build=build))
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, TEMPLATE.format(build=build))
 
 
 @pytest.mark.parametrize("case", QUIET, ids=list(QUIET))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "logging-from-all-ranks"
 
@@ -73,9 +73,7 @@ LOUD = {
 
 
 def _warned(tmp_path: Path, body: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(body=body))
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, TEMPLATE.format(body=body))
 
 
 @pytest.mark.parametrize("case", QUIET, ids=list(QUIET))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "unsynced-init-seed"
 
@@ -71,9 +71,7 @@ def script(before: str = "", after: str = "", seed: str = "", build: str = "Enco
 
 
 def shown(tmp_path, code: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(code, encoding="utf-8")
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, code)
 
 
 POSITIVE = {
