@@ -31,7 +31,7 @@
 
 The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
 line of its own (never joined to the row before) and how a row shows it is whole are knowledge:
-``own_line_starts``, ``own_line_after_word``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
+``own_line_starts``, ``own_line_after_word``, ``failure_starts``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
 ``whole_frame`` and ``terminal_widths`` of ``rules/symptoms.yaml``; this module is the mechanism.
 """
 
@@ -44,9 +44,6 @@ from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
-# what begins a line of a failure: a traceback's header or frame, an exception, the shell's report of a kill
-STARTS = re.compile(r'Traceback \(most recent call last\):|File "[^"]+", line \d+|(?<![\w.])(?:[A-Za-z_]\w*\.)*'
-                    r"[A-Z]\w*(?:Error|Exception|Interrupt)\b|\b(?:Killed|Segmentation fault)\b")
 MIN_PREFIXED_ROWS = 3      # rows an unknown prefix must begin before it is taken for one
 PREFIX_ROWS = 400          # the first non-empty rows of a paste an unknown prefix is looked for on
 PREFIX_CHARS = 80          # the longest unknown prefix looked for
@@ -238,7 +235,7 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
 
 def unknown_prefix(rows: list[str], words: SymptomWords) -> re.Pattern[str] | None:
     """The shape of a per-line prefix no ``line_prefixes`` wording peels, learnt from the paste itself: what
-    stands before a line of a failure (a traceback's header or frame, an exception, ``Killed``: ``STARTS``)
+    stands before a line of a failure (a traceback's header or frame, an exception, ``Killed``: ``failure_starts``)
     on a row, its digit runs read as any number, when it begins at least :data:`MIN_PREFIXED_ROWS` rows and
     half of the paste's first :data:`PREFIX_ROWS` non-empty rows (a tool's prefix on every line, not a message
     that holds an exception); the shape that begins the most rows wins. Heads are looked for up to
@@ -263,14 +260,14 @@ def _head(row: str, words: SymptomWords) -> str:
     """What stands on ``row`` before the first place (after a space) where a line of a failure begins, known
     prefixes peeled (they are read line by line, with the rank or time they tell); empty when one begins the
     row itself, or none does. (A known prefix alone tells no boundary: ``Epoch 10:`` reads like srun's label.)"""
-    if not STARTS.search(row, 1):
+    if not words.failure_start.search(row, 1):
         return ""
     for cut in range(min(len(row), PREFIX_CHARS + 1)):
         if cut and not row[cut - 1].isspace():
             continue
         rest = row[cut:]
         body = split_prefix(rest, words=words).body
-        if STARTS.match(body):
+        if words.failure_start.match(body):
             return row[:cut].rstrip()
     return ""
 
