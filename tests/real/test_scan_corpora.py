@@ -165,10 +165,18 @@ def test_manifest_file_is_the_one_the_tools_read():
 # tests/real/buggy/SOURCES-blind9.md): dev TP 165 FP 5 FN 17 = 0.971 / 0.907 on main 148bfa7 + the batch.
 # Recall lowered to 0.89 by the blind10 batch's first look (7 fresh dev reports labelled before any scan, 4 found;
 # tests/real/buggy/SOURCES-blind10.md): dev TP 169 FP 6 FN 20 = 0.966 / 0.894 on main 2d36074 + the batch.
-DEV_FLOORS = {"precision": 0.96, "recall": 0.89}
+# Recall back to 0.90 with scan-recall8's rank-0 DDP forward through helpers and sharded-engine save_state families
+# (velog scyonggg, SimpleTuner#262 found): dev TP 171 FP 6 FN 18 = 0.966 / 0.905.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.90}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
+    # accelerator.save_state under `if accelerator.is_main_process:` in a script that handles DeepSpeed (its
+    # deepspeed_plugin / ZeRO-3 set-up): with DeepSpeed every process must save its shard, so the main process hangs
+    # - diffusers#2606 (this family of scripts), SimpleTuner#262 (fixed) and accelerate#1171; diffusers' later
+    # scripts guard the same save with `distributed_type == DistributedType.DEEPSPEED or is_main_process`.
+    "huggingface/diffusers/examples/text_to_image/train_text_to_image.py": {
+        "collective-mismatch examples/text_to_image/train_text_to_image.py:1089"},
     # yolov7 accumulates max(round(64 / batch), 1) steps without no_sync (yolov5 maintainers accepted no_sync for
     # the same code, ultralytics/yolov5#790), and saves init.pt on every rank where every other save in the file
     # is guarded by `if rank in [-1, 0]`.

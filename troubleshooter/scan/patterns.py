@@ -18,7 +18,7 @@ from troubleshooter.core.yamlspan import SpanDict
 REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "global_batch_names",
               "rank_name_patterns", "main_process_patterns", "implicit_callees", "training_step_calls",
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
-              "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives",
+              "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives", "sharded_engine_collectives",
               "checkpoint_payload_calls", "local_directory_names", "lightning_log_calls", "lightning_metric_hooks", "collective_attributes",
               "resume_path_names", "host_state_owners")
 MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches before it starts afresh
@@ -50,7 +50,7 @@ KEYS = (
     "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
     "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
     "ragged_tensor_calls", "loader_seed_arguments", "rank_uniform_exceptions", "device_pickers", "per_device_batch_help_words", SIGNATURES_KEY,
-    "loader_measures",
+    "loader_measures", "sharded_engine_markers",
     *REGEX_KEYS, *NUMBER_KEYS,
 )
 

@@ -58,7 +58,7 @@ class CollectiveMismatchChecker(Checker):
         yield from self._collective_reads(m)
         yield from self._handler_collectives(m, names, reach)
         for site, label in candidates:
-            if self._balanced(site, label, candidates):
+            if self._balanced(site, label, candidates) or _sharded_arm(m, site):
                 continue
             if label.startswith("forward of "):
                 yield Hit(site.line, f"the {label} runs on {'rank 0' if site.rank0 else 'some ranks'} only: DDP's "
@@ -338,7 +338,8 @@ class CollectiveMismatchChecker(Checker):
             spellings.append(f"{first.name}[0].{site.method}")
         lightning = any(q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
         return any(m.P.matches("framework_collectives", method) or (
-            lightning and m.P.matches("lightning_collectives", method)) for method in spellings) \
+            lightning and m.P.matches("lightning_collectives", method)) or (
+            m.P.matches("sharded_engine_collectives", method) and _shows_sharded_engine(m)) for method in spellings) \
             or _synced_object_method(m, site) or _lightning_log(m, site)
 
     @staticmethod
@@ -565,6 +566,29 @@ def _synced_object_method(m: ModuleIndex, site: CallSite) -> bool:
         elif made is not None and made.name in m.P.ddp_wrappers:
             return False  # ``model = FSDP(...)`` on one path, ``DDP(model)`` on another: which one runs is configuration
     return found
+
+
+def _sharded_arm(m: ModuleIndex, site: CallSite) -> bool:
+    """A sharded-engine save under a rank test that also admits every rank of a sharded run (diffusers' fix:
+    ``if accelerator.distributed_type == DistributedType.DEEPSPEED or accelerator.is_main_process:``)."""
+    if not (site.recv and m.P.matches("sharded_engine_collectives", f"{last(site.recv)}.{site.method}")):
+        return False
+    test = _rank_tests(m, site.ctx.func.node if site.ctx.func is not None else m.tree).get(id(site.node))
+    markers = m.P.sharded_engine_markers
+    return test is not None and any((isinstance(n, ast.Attribute) and n.attr in markers) or (
+        isinstance(n, ast.Name) and n.id in markers) for n in walk(test))
+
+
+def _shows_sharded_engine(m: ModuleIndex) -> bool:
+    """The file shows DeepSpeed or FSDP behind its framework (``sharded_engine_markers``: ``deepspeed_plugin``,
+    ``DistributedType.DEEPSPEED``, an imported ``deepspeed``), so its save_state / load_state shard and synchronise."""
+    memo = m.memo.get("sharded_engine")
+    if memo is None:
+        markers = m.P.sharded_engine_markers
+        memo = m.memo["sharded_engine"] = any(q.partition(".")[0] in markers for q in m.aliases.values()) or any(
+            (isinstance(n, ast.Attribute) and n.attr in markers) or (isinstance(n, ast.Name) and n.id in markers)
+            for n in walk(m.tree))
+    return memo
 
 
 def buffered_wraps(m: ModuleIndex) -> dict[str, CallSite]:
