@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, dict_keys, loader_label
+from troubleshooter.scan.checkers._common import dataloaders, dict_keys, loader_label, local_callee
 from troubleshooter.scan.model import const, dotted, last, source
 
 
@@ -22,10 +23,10 @@ class BatchSizeMismatchChecker(Checker):
                 yield Hit(site.line, f"{loader} takes batch_size={size} on every rank: DDP's global batch is then "
                                      f"{size} x world_size; divide it by the world size (and the accumulation steps)",
                           {"loader": loader, "variable": size})
-            elif size and _declared_global_option(m, size):
+            elif size and (_declared_global_option(m, size) or _documented_global_parameter(m, site.ctx.func, size)):
                 loader = loader_label(site)
-                yield Hit(site.line, f"{loader} takes batch_size={size} on every rank, but the option's help calls it "
-                                     f"the total batch over all GPUs / processes: DDP's global batch is then {size} x "
+                yield Hit(site.line, f"{loader} takes batch_size={size} on every rank, but its help or "
+                                     f"docstring calls it the total batch over all GPUs / processes: DDP's global batch is then {size} x "
                                      "world_size; divide it by the world size", {"loader": loader, "variable": size})
             elif self._times_process_count(m, site):
                 loader, size = loader_label(site), source(site.kw("batch_size"))
@@ -175,5 +176,54 @@ def _declared_global_option(m, name: str) -> bool:
     if any(isinstance(h, str) and any(w in h.lower() for w in m.P.per_device_batch_help_words) for h in helps):
         return False  # "batch size per GPU (effective batch size is batch_size * accum_iter * # gpus)"
     return _declared_global(m, name)
+
+def _documented_global_parameter(m, func, name: str, depth: int = 0) -> bool:
+    """``name`` is a parameter of ``func`` that its docstring documents as the global batch (the entry's first
+    sentence: "batch_size: Global batch size. The batch size per device is ..."), never rebound in ``func``; or a
+    parameter that a local caller fills, unchanged, from such a parameter of its own (two calls up)."""
+    if func is None or func.name == "<class>" or "." in name:
+        return False
+    params = [a.arg for a in (*func.node.args.posonlyargs, *func.node.args.args, *func.node.args.kwonlyargs)]
+    if name not in params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                                 for n in ast.walk(func.node)):
+        return False
+    entry = _docstring_entry(ast.get_docstring(func.node) or "", name)
+    if entry is not None:
+        first = re.split(r"(?<=\.)\s", entry.strip(), maxsplit=1)[0].lower()
+        return any(w in first for w in m.P.global_batch_help_words) and not any(
+            w in first for w in m.P.per_device_batch_help_words)
+    if depth >= 2:
+        return False
+    offset = 1 if func.cls is not None else 0
+    for call in m.calls:
+        callee = local_callee(m, call)
+        if callee is None or callee.node is not func.node:
+            continue
+        index = params.index(name) - offset
+        arg = call.kw(name) or (call.node.args[index] if 0 <= index < len(call.node.args) else None)
+        if isinstance(arg, ast.Name) and _documented_global_parameter(m, call.ctx.func, arg.id, depth + 1):
+            return True
+    return False
+
+
+def _docstring_entry(doc: str, name: str) -> str | None:
+    """The text a docstring gives a parameter: Google (``name (int): text``), Sphinx (``:param name: text``) or
+    NumPy (``name : int`` over an indented description), continuation lines included."""
+    lines = doc.splitlines()
+    head = re.compile(rf"^(\s*)(?::param\s+(?:\w+\s+)?{name}:|{name}\s*(?:\([^)]*\))?\s*:)(.*)$")
+    for i, line in enumerate(lines):
+        match = head.match(line)
+        if not match:
+            continue
+        indent, text = len(match.group(1)), match.group(2).strip()
+        numpy_style = re.match(rf"^\s*{name}\s+:", line) is not None  # ``name : int`` over its description
+        parts = [] if numpy_style else [text]
+        for nxt in lines[i + 1:]:
+            if not nxt.strip() or len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            parts.append(nxt.strip())
+        return " ".join(parts)
+    return None
+
 
 CHECKER = BatchSizeMismatchChecker()
