@@ -10,7 +10,7 @@ from troubleshooter.scan.inline import Expansion, Inliner, setup_words
 from troubleshooter.scan.model import ModuleIndex, const
 from troubleshooter.scan.patterns import Patterns
 from troubleshooter.scan.project import FileLookups, Project, framework_entry_in, vendored_framework_of
-from troubleshooter.scan.source import parse_python
+from troubleshooter.scan.source import compiles, parse_python
 
 
 @dataclass
@@ -44,6 +44,10 @@ class FileScanner:
         self.max_workers: int | None = None
         self._satisfied: set[str] = set()
         self._triggers = tuple({t for c in checkers for t in c.triggers} | {"num_workers"})
+        # the same words in bytes (the utf-8 text holds an ASCII word exactly where the bytes do); None when a
+        # trigger is not ASCII: then every file is parsed
+        self._byte_triggers = tuple(t.encode() for t in self._triggers) if all(t.isascii() for t in self._triggers) \
+            else None
         self.inliner = Inliner(setup_words(patterns))
         self.files = FileLookups()  # import resolution of files scanned without a project (a scan shares its own)
 
@@ -63,6 +67,8 @@ class FileScanner:
         """Parse and index one file; ``project`` holds what the other files of the scan tell (set-up in a
         helper, a framework, rank predicates). Without one, the file is judged on its own."""
         pending = PendingFile(FileOutcome(lines=data.count(b"\n") + 1), path)
+        if tree is None and project is None and self._tree_unread_alone(data) and compiles(data, path):
+            return pending  # nothing below would read its tree: a syntax check is all it needs
         if tree is None:
             tree = parse(path, data)
         if isinstance(tree, SyntaxError):
@@ -90,6 +96,12 @@ class FileScanner:
         if project is None:
             pending.index.project = Project.of_index(pending.index)
         return pending
+
+    def _tree_unread_alone(self, data: bytes) -> bool:
+        """Scanned alone, nothing would read this file's tree: no checker's trigger word (searched in the bytes) and
+        no entry point (nothing to inline)."""
+        return self._byte_triggers is not None and b"__main__" not in data and \
+            not any(t in data for t in self._byte_triggers)
 
     def check(self, pending: "PendingFile") -> FileOutcome:
         """Run the checkers that apply to an indexed file (hits placed, not yet one per place: see
