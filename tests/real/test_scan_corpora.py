@@ -292,12 +292,11 @@ KNOWN_FALSE_ALARMS = {
     # (Latte's accumulation count, 1 in every OmegaConf config it ships, is advice since scan-precision7's
     # evidence bar: a warning needs a count above 1 the file shows.)
     "lucidrains/stylegan2-pytorch/stylegan2_pytorch/cli.py": {"missing-set-device stylegan2_pytorch/cli.py:39"},
-    # Session 9 first look of scan-precision7, judged wrong. XMem's trainer gets its logger and save path only on
-    # rank 0 (the other ranks construct it without them) and saves only when they are set. (Fixed since:
+    # (Session 9 first look of scan-precision7, judged wrong and fixed since: XMem's trainer gets its logger and save
+    # path only on rank 0 and saves only when they are set, a value that exists on rank 0 only (scan-precision8);
     # UniMatch's validation loader handed to evaluate() under no_grad; torchdistill's per-sample teacher cache, one
     # file per unpacked loop item; DPR's accumulation count, 1 in every Hydra config it ships,
     # below the evidence bar.)
-    "hkchengrex/XMem/train.py": {"logging-from-all-ranks model/trainer.py:167", "logging-from-all-ranks model/trainer.py:182"},
     # (glue-factory's ddp-before-to-device, a model built moved and converted with convert_sync_batchnorm before the
     # wrap, is fixed: a conversion keeps the device of the module it is handed.)
 }

@@ -5,6 +5,9 @@ assigned from one (``self.gpu_id = int(os.environ["LOCAL_RANK"])``). A value cou
 flag when it is spelled like one (``main_process_names`` / ``main_process_patterns``), was derived from a
 rank-0 test (``master_process = ddp_rank == 0``, ``args.save_logs = ... and is_master(args)``), or is a
 function/property whose every ``return`` is such a test (``def is_primary(args): return args.rank == 0``).
+A value that exists on the main process only (None on the others: ``writer = SummaryWriter() if rank == 0 else
+None``, a ``logger=None`` parameter given a logger only under ``if rank == 0:``) makes ``if writer:`` /
+``writer is not None`` a rank-0 test.
 """
 
 from __future__ import annotations
@@ -171,7 +174,8 @@ class RankLogic:
 
     def __init__(self, patterns: Patterns, rank_vars: Iterable[str] = (), main_vars: Iterable[str] = (),
                  rank0_decorators: Iterable[str] = (), rank_switched: Iterable[str] = (),
-                 off_main_vars: Iterable[str] = (), flag_sides: dict[str, tuple[str, str]] | None = None):
+                 off_main_vars: Iterable[str] = (), flag_sides: dict[str, tuple[str, str]] | None = None,
+                 main_only_vars: Iterable[str] = ()):
         self.P = patterns
         self.rank_vars: set[str] = set(rank_vars)
         self.main_vars: set[str] = set(main_vars)
@@ -181,9 +185,18 @@ class RankLogic:
         # other flags with one side known: ``dummy = args.run == "dummy" or not master`` is false on the main only
         self.flag_sides: dict[str, tuple[str, str]] = dict(flag_sides or {})
         self.int_constants: dict[str, int] = {}  # ``MAIN_RANK = 0``: upper-case names bound once to an integer
+        # values that exist on the main process only, None elsewhere (``writer = SummaryWriter() if rank == 0 else
+        # None``; a ``logger=None`` parameter passed a logger only under ``if rank == 0:``): ``if writer:`` is rank 0's
+        self._seeded_main_only = frozenset(main_only_vars)
+        self.main_only_vars: frozenset[str] = self._seeded_main_only  # resolved when learning is over (resolve_...)
+        self._unresolved = False  # learnt something since main_only_vars was last resolved
+        self._value_kinds: dict[str, set] = {}  # last name -> kinds of every value bound to it (see _value_kind)
+        self._param_defaults: dict[str, list[list[tuple[str, object]]]] = {}  # callable -> [(param, default kind)]
+        self._passed: dict[str, list[tuple[list, dict]]] = {}  # callable -> kinds of the arguments of each call
 
     # ---- learning ---------------------------------------------------------------------------
-    def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = ()) -> None:
+    def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = (),
+              ifs: list[ast.If] = ()) -> None:
         """Add names assigned from a rank / a rank-0 test, predicates returning one, and parameters a rank
         is passed to (``Trainer(model, rank)``, ``mp.spawn(worker, ...)``), to a fixpoint."""
         params = _parameters(functions)
@@ -246,6 +259,115 @@ class RankLogic:
             if before == len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides):
                 break
         self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
+        self._learn_main_only(assigns, functions, calls, ifs)
+
+    # ---- values that exist on the main process only -------------------------------------------
+    def _learn_main_only(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call],
+                         ifs: list[ast.If]) -> None:
+        """Record the kind of every value bound to a name (by assignment, parameter default, or argument) and
+        resolve which names hold a value on the main process only: every binding is None or made on rank 0 (in a
+        rank-0 arm of an ``if`` or of ``x if <rank 0> else None``, or another such name), and one is not None."""
+        on_rank0 = set()
+        for node in ifs:
+            sides = self.classify(node.test)
+            for side, block in zip(sides or (), (node.body, node.orelse)):
+                if side == RANK0:
+                    on_rank0.update(id(n) for stmt in block for n in walk(stmt, operators=False))
+        for stmt in assigns:
+            for target in stmt.targets if stmt.__class__ is ast.Assign else [stmt.target]:
+                pairs = [(target, stmt.value)]
+                if target.__class__ in (ast.Tuple, ast.List):  # ``a, b = None, None``; ``a, b = setup()``: unknown
+                    values = stmt.value.elts if stmt.value.__class__ in (ast.Tuple, ast.List) else ()
+                    pairs = list(zip(target.elts, values)) if len(values) == len(target.elts) else [
+                        (element, stmt) for element in target.elts]
+                for element, value in pairs:
+                    name = last(dotted(element))
+                    if name:
+                        kind = "other" if value is stmt else self._value_kind(value, id(stmt) in on_rank0)
+                        self._value_kinds.setdefault(name, set()).add(kind)
+        for func in functions:
+            args = func.args
+            positional = [*args.posonlyargs, *args.args]
+            defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+            pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+            if pairs and pairs[0][0].arg in ("self", "cls"):
+                pairs = pairs[1:]
+            kinds = [(a.arg, None if d is None else "none" if const(d, default=...) is None else "other")
+                     for a, d in pairs]
+            for name in {func.name, getattr(func, "owner_class", None) if func.name == "__init__" else None} - {None}:
+                self._param_defaults.setdefault(name, []).append(kinds)
+        for call in calls:
+            name = _called_last(call.func)
+            if name and (call.args or call.keywords):
+                main = id(call) in on_rank0
+                self._passed.setdefault(name, []).append((
+                    [None if a.__class__ is ast.Starred else self._value_kind(a, main) for a in call.args],
+                    {k.arg: self._value_kind(k.value, main) for k in call.keywords if k.arg}))
+        self._unresolved = True
+
+    def resolve_main_only(self) -> frozenset[str]:
+        """Resolve (once every module is learnt: the evidence spans modules) the names whose value exists on the main
+        process only; ``if name:`` / ``name is not None`` are rank-0 tests from then on."""
+        if self._unresolved:
+            self.main_only_vars = self._seeded_main_only | self._resolve_main_only()
+            self._unresolved = False
+        return self.main_only_vars
+
+    def _value_kind(self, value: ast.AST, on_rank0: bool):
+        """``"none"``; ``"main"`` (made on rank 0 only); ``("alias", name)`` (another name's value); else ``"other"``."""
+        if value.__class__ is _CONSTANT and value.value is None:
+            return "none"
+        if on_rank0:
+            return "main"
+        if value.__class__ is ast.IfExp:
+            sides = self.classify(value.test)
+            arms = [(side, arm) for side, arm in zip(sides or (), (value.body, value.orelse))
+                    if not (arm.__class__ is _CONSTANT and arm.value is None)]
+            return "main" if sides and len(arms) == 1 and arms[0][0] == RANK0 else "other"
+        name = last(dotted(value))
+        return ("alias", name) if name else "other"
+
+    def _resolve_main_only(self) -> set[str]:
+        kinds = {name: set(found) for name, found in self._value_kinds.items()}
+        for callable_name, definitions in self._param_defaults.items():
+            passed = self._passed.get(callable_name, ())
+            for params in definitions:
+                for position, (param, default) in enumerate(params):
+                    found = kinds.setdefault(param, set())
+                    given = [k for args, keywords in passed for k in (
+                        args[position] if position < len(args) else keywords.get(param),) if k is not None]
+                    found.update(given)
+                    if default is not None:
+                        found.add(default)
+                    elif not given:
+                        found.add("other")  # a parameter nothing visible passes: its value is unknown
+        known = {name for name, found in kinds.items() if "other" not in found}
+        while True:  # every binding: None, made on rank 0, or a name that holds such values
+            kept = {name for name in known if all(k in ("none", "main") or k[1] == name or k[1] in known
+                                                  for k in kinds[name])}
+            if kept == known:
+                break
+            known = kept
+        main_only = {name for name in known if "main" in kinds[name]}
+        grown = True
+        while grown:  # ... and one of them is a value made on rank 0
+            grown = {name for name in known - main_only if any(
+                k.__class__ is tuple and k[1] in main_only for k in kinds[name])}
+            main_only |= grown
+        return main_only
+
+    def _main_only_test(self, test: ast.AST) -> tuple[str, str] | None:
+        """``if writer:`` / ``writer is not None`` (rank 0's side first) and ``writer is None`` for a main-only value."""
+        if test.__class__ is ast.Compare and len(test.ops) == 1 and const(test.comparators[0], default=...) is None \
+                and test.comparators[0].__class__ is _CONSTANT:
+            if _called_last(test.left) in self.main_only_vars and test.left.__class__ is not _CALL:
+                op = test.ops[0].__class__
+                return (RANK0, NONZERO) if op in (ast.IsNot, ast.NotEq) else (NONZERO, RANK0) if op in (
+                    ast.Is, ast.Eq) else None
+            return None
+        if (test.__class__ is _NAME or test.__class__ is _ATTRIBUTE) and _called_last(test) in self.main_only_vars:
+            return (RANK0, NONZERO)
+        return None
 
     def _is_rank0_decorator(self, func: ast.AST) -> bool:
         """``def main_process(func): def wrapper(*a, **kw): if is_main_process(): return func(*a, **kw)``:
@@ -374,6 +496,10 @@ class RankLogic:
             return (NONZERO, RANK0)
         if kind is ast.Compare and len(test.ops) == 1:
             sides = self._compare(test.left, test.ops[0], test.comparators[0])
+            if sides is not None:
+                return sides
+        if self.main_only_vars:
+            sides = self._main_only_test(test)
             if sides is not None:
                 return sides
         return (RANKDEP, RANKDEP) if self.rank_switched and self._reads_switched(test) else None

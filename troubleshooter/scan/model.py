@@ -172,21 +172,23 @@ class ModuleIndex:
         self._by_method: dict[str, list[CallSite]] | None = None  # method name -> method calls (methods)
         self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
-        assigns, defs, calls = self._collect_imports(tree)
+        assigns, defs, calls, ifs = self._collect_imports(tree)
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is not None:
             self.guards.int_constants = project.guards.int_constants
         if project is None or project.parts(tree) is None:  # else the project learnt this module already
-            self.guards.learn(assigns, defs, calls)
+            self.guards.learn(assigns, defs, calls, ifs)
+            self.guards.resolve_main_only()
         self._mark_ifexp_arms()
         self._block(tree.body, Ctx())
         propagate_rank0([self])
         self.call_names = frozenset(c.name for c in self.calls if c.name)
 
     # ---- imports and names -----------------------------------------------------------------
-    def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST], list[ast.Call]]:
-        """Record imports and local definitions; return the assignments, functions and calls (for the guards)."""
-        stars, assigns, defs, calls = [], [], [], []
+    def _collect_imports(self, tree: ast.Module) -> tuple[list[ast.AST], list[ast.AST], list[ast.Call], list[ast.If]]:
+        """Record imports and local definitions; return the assignments, functions, calls and ``if`` statements (for
+        the guards)."""
+        stars, assigns, defs, calls, ifs = [], [], [], [], []
         walked = self.project.parts(tree) if self.project is not None else None
         for node in walked if walked is not None else walk(tree):
             if isinstance(node, ast.Call):
@@ -208,6 +210,8 @@ class ModuleIndex:
                         self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.IfExp):
                 self._ifexps.append(node)
+            elif isinstance(node, ast.If):
+                ifs.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.local_defs.add(node.name)
                 if not isinstance(node, ast.ClassDef):
@@ -220,7 +224,7 @@ class ModuleIndex:
                     module, _, name = qual.rpartition(".")
                     if module in stars:
                         self.aliases.setdefault(name, qual)
-        return assigns, defs, calls
+        return assigns, defs, calls, ifs
 
     def qual(self, node: ast.AST | None) -> str:
         """Qualified name of a Name/Attribute chain after following imports ("" if not a chain)."""

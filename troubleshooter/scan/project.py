@@ -192,7 +192,7 @@ class Project:
             self.frameworks.add(vendored)
         self._start_subclassed_frameworks()
         self.frameworks |= _annotated_frameworks(self.P, defs, aliases)
-        self.guards.learn(assigns, defs, calls)
+        self.guards.learn(assigns, defs, calls, ifs)
         self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
             return []
@@ -312,11 +312,14 @@ class Project:
                 self.add_source(str(helper), depth - 1)
 
     # ---- queries ----------------------------------------------------------------------------
-    def rank_names(self) -> tuple[set[str], set[str], set[str], set[str], set[str], dict[str, tuple[str, str]]]:
+    def rank_names(self) -> tuple[set[str], set[str], set[str], set[str], set[str], dict[str, tuple[str, str]],
+                                  set[str]]:
         """(names holding a rank, names true on the main process only, rank-0 decorators, objects switched off on
-        some ranks, flags true off the main process, other flags with one side known) learnt across the project."""
+        some ranks, flags true off the main process, other flags with one side known, values that exist on the main
+        process only) learnt across the project."""
         g = self.guards
-        return g.rank_vars, g.main_vars, g.rank0_decorators, g.rank_switched, g.off_main_vars, g.flag_sides
+        return (g.rank_vars, g.main_vars, g.rank0_decorators, g.rank_switched, g.off_main_vars, g.flag_sides,
+                g.resolve_main_only())
 
     def handled_by_framework(self, finding_id: str) -> bool:
         """True when every framework the project runs through takes care of ``finding_id`` itself."""
