@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import re
 
-from troubleshooter.logs.lineprefix import split_prefix
+from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
@@ -235,53 +235,80 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
 
 def unknown_prefix(rows: list[str], words: SymptomWords) -> re.Pattern[str] | None:
     """The shape of a per-line prefix no ``line_prefixes`` wording peels, learnt from the paste itself: what
-    stands before a line of a failure (a traceback's header or frame, an exception, ``Killed``: ``failure_starts``)
-    on a row, its digit runs read as any number, when it begins at least :data:`MIN_PREFIXED_ROWS` rows and
+    stands, after the known prefixes a row begins with (a rank label stays), before a line of a failure (a
+    traceback's header or frame, an exception, ``Killed``: ``failure_starts``) or a known prefix that tells a
+    time, its digit runs read as any number, when it begins at least :data:`MIN_PREFIXED_ROWS` rows and
     half of the paste's first :data:`PREFIX_ROWS` non-empty rows (a tool's prefix on every line, not a message
-    that holds an exception); the shape that begins the most rows wins. Heads are looked for up to
-    :data:`PREFIX_CHARS` characters."""
+    that holds an exception); the shape that begins the most rows wins. A paste of fewer rows (a one- or
+    two-line excerpt) has its prefix learnt when one shape begins every row, ends in a separator (``|``,
+    ``]``, ...), not in a word or a colon of the message (``Out of memory: Killed process``), and stands
+    before an exception's ``Type:`` or a traceback's header. Heads are looked for up to
+    :data:`PREFIX_CHARS` characters; the shape is matched where a row's known prefixes end."""
     filled = [row for row in rows if row.strip()][:PREFIX_ROWS]
-    need = max(MIN_PREFIXED_ROWS, (len(filled) + 1) // 2)
-    best, most, tried = None, 0, set()
+    short = len(filled) < MIN_PREFIXED_ROWS
+    need = len(filled) if short else max(MIN_PREFIXED_ROWS, (len(filled) + 1) // 2)
+    best, most, tried, leads = None, 0, set(), None
     for row in filled:
-        head = _head(row, words)
+        lead, head = _head(row, words)
         pattern = "".join(r"\d+" if part.isdigit() else re.escape(part) for part in re.split(r"(\d+)", head)) + r"[ \t]?"
-        if not head or pattern in tried:
+        if not head or pattern in tried or short and not _stated_after(row[lead + len(head):], head, words):
             continue
         tried.add(pattern)
         shape = re.compile(pattern)
-        count = sum(1 for other in filled if shape.match(other))
+        leads = leads or [known_prefixes_end(other, words) for other in filled]
+        count = sum(1 for other, at in zip(filled, leads) if shape.match(other, at))
         if count >= need and count > most:
             best, most = shape, count
     return best
 
 
-def _head(row: str, words: SymptomWords) -> str:
-    """What stands on ``row`` before the first place (after a space) where a line of a failure begins, known
-    prefixes peeled (they are read line by line, with the rank or time they tell); empty when one begins the
-    row itself, or none does. (A known prefix alone tells no boundary: ``Epoch 10:`` reads like srun's label.)"""
-    if not words.failure_start.search(row, 1):
-        return ""
-    for cut in range(min(len(row), PREFIX_CHARS + 1)):
-        if cut and not row[cut - 1].isspace():
+def _stated_after(rest: str, head: str, words: SymptomWords) -> bool:
+    """``head`` ends in a separator, not a word or a colon, and ``rest`` (what follows it) opens a traceback or
+    states an exception (its type and a colon)."""
+    if head[-1].isalnum() or head[-1] == ":":
+        return False
+    rest = rest.lstrip()
+    start = words.failure_start.match(rest)
+    return start is not None and (rest[start.end() - 1] == ":" or rest.startswith(":", start.end()))
+
+
+def known_prefixes_end(row: str, words: SymptomWords) -> int:
+    """Where the known prefixes ``row`` begins with end (0 when it begins with none)."""
+    return len(row.rstrip()) - len(split_prefix(row, words=words).body)
+
+
+def _head(row: str, words: SymptomWords) -> tuple[int, str]:
+    """Where the known prefixes ``row`` begins with end, and what stands after them before the first place
+    (after a space) where a line of a failure begins, or a known prefix that tells a time (a logger's or the
+    launcher's stamp), known prefixes peeled there too (they are read line by line, with the rank or time
+    they tell); the head is empty when one begins right there, or none does. (A known prefix that tells no
+    time is no boundary: ``Epoch 10:`` reads like srun's label.)"""
+    if not (words.failure_start.search(row, 1) or may_carry_timestamp(row)):
+        return 0, ""
+    lead = known_prefixes_end(row, words)
+    for cut in range(lead, min(len(row), lead + PREFIX_CHARS + 1)):
+        if cut > lead and not row[cut - 1].isspace():
             continue
-        rest = row[cut:]
-        body = split_prefix(rest, words=words).body
-        if words.failure_start.match(body):
-            return row[:cut].rstrip()
-    return ""
+        line = split_prefix(row[cut:], words=words)
+        if words.failure_start.match(line.body) or line.timestamp is not None:
+            return lead, row[lead:cut].rstrip()
+    return lead, ""
 
 
 def unprefixed(data: bytes, words: SymptomWords) -> bytes:
     """A paste with an unknown per-line prefix (:func:`unknown_prefix`) removed from every row it begins
-    (the same rows, so line numbers still point into the file as it is)."""
+    after the row's known prefixes (the same rows, so line numbers still point into the file as it is)."""
     text = data.decode("utf-8", "surrogateescape")
     rows = text.split("\n")
     shape = unknown_prefix(rows, words)
     if shape is None:
         return data
-    return "\n".join(shape.sub("", row, count=1) if shape.match(row) else row for row in rows).encode(
-        "utf-8", "surrogateescape")
+    out = []
+    for row in rows:
+        lead = known_prefixes_end(row, words)
+        match = shape.match(row, lead)
+        out.append(row[:lead] + row[match.end():] if match else row)
+    return "\n".join(out).encode("utf-8", "surrogateescape")
 
 
 def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:

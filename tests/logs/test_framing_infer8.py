@@ -1,0 +1,56 @@
+"""An unknown per-line prefix learnt from a short paste, before a known time stamp, and after a known rank label
+(``troubleshooter/logs/framing.py``; session 10). The "an unknown tool's prefix" framing of
+``bench/logs_metamorphic.py`` moved 4 dev verdicts before this: two one-line excerpts, a two-line excerpt and a
+log whose only failure line states no exception (its rows begin with a torchrun time stamp)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.logs.helpers import analyse, shown
+from tests.logs.metamorphic import TRANSFORMS
+
+from troubleshooter.logs.framing import unknown_prefix, unprefixed
+from troubleshooter.logs.symptomwords import shipped_words
+
+WORDS = shipped_words()
+PREFIXED = TRANSFORMS["an unknown tool's prefix"]
+
+# real dev lines (Lightning-AI-pytorch-lightning-6461, zai-org-ChatGLM2-6B-262, agentic-learning-ai-lab-midway-network-1)
+ONE_LINE = "AssertionError: MPI world size 1 does not match torch world size 2\n"
+TWO_LINES = ('raise SignalException(f"Process {os.getid()} got signal : {sigval}" ,sigval=sigval)\n'
+             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got sigval:1 \n")
+STAMPED = ("[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] \n"
+           "[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] *****************************************\n"
+           "[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] Setting OMP_NUM_THREADS environment variable\n"
+           "[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] *****************************************\n"
+           "In 'hydra/config': Could not find 'hydra/launcher/submitit_local'\n")
+
+
+@pytest.mark.parametrize("text", [ONE_LINE, TWO_LINES, STAMPED])
+def test_an_unknown_prefix_is_removed_from_a_short_or_stamped_paste(text):
+    assert unprefixed(PREFIXED(text).encode(), WORDS).decode() == text
+
+
+@pytest.mark.parametrize("text", [ONE_LINE, TWO_LINES, STAMPED])
+def test_the_verdict_holds_under_an_unknown_prefix(rules, text):
+    assert shown(rules, analyse(rules, PREFIXED(text))) == shown(rules, analyse(rules, text))
+
+
+def test_a_known_rank_label_before_the_unknown_prefix_stays():
+    text = "".join(f"[rank{r}]:[titan] 2025-08-21 11:19:52,9{i}8 - root - INFO - Rank {r} batch {i} start\n"
+                   for i in range(4) for r in (0, 1))
+    rows = unprefixed(text.encode(), WORDS).decode().splitlines()
+    assert rows[1] == "[rank1]:2025-08-21 11:19:52,908 - root - INFO - Rank 1 batch 0 start"
+
+
+@pytest.mark.parametrize("text", [
+    # the kernel's report in a one-line excerpt: "Out of memory:" is the message, not a prefix (meta-llama-llama-cookbook-556)
+    "[Sun Jun  9 11:49:36 2024] Out of memory: Killed process 7815 (pt_main_thread) total-vm:45371652kB\n",
+    # a message that names an exception in passing on the one row
+    "Loading failed because of a KeyError: 'model'\n",
+    # a message ending in a colon before the exception
+    "ERROR in worker 3: RuntimeError: CUDA out of memory.\n",
+])
+def test_no_prefix_is_learnt_from_a_message_on_a_short_paste(text):
+    assert unknown_prefix(text.split("\n"), WORDS) is None
