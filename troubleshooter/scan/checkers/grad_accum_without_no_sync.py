@@ -57,6 +57,38 @@ class GradAccumWithoutNoSyncChecker(Checker):
                                         f"but every {backward[0].recv or 'loss'}.backward() still all-reduces: wrap "
                                         f"the non-final micro-steps in {model}.no_sync()",
                       {"model": model, "variable": steps or "accumulation_steps"}, severity=severity)
+        for loop, backward, count in self._micro_batch_loops(m):
+            if backward[0].line in reported:
+                continue
+            reported.add(backward[0].line)
+            yield Hit(backward[0].line, f"each step runs backward() once per micro-batch (`{_loop_head(loop)}`) and "
+                                        "steps the optimizer after the loop, but every backward still all-reduces: "
+                                        f"wrap all micro-batches but the last in {model}.no_sync()",
+                      {"model": model, "variable": count or "accumulation_steps"})
+
+    @classmethod
+    def _micro_batch_loops(cls, m: ModuleIndex):
+        """(loop, its backward calls, its count) for an inner loop over micro-batches: each iteration runs
+        backward(), no optimizer step inside it, and the optimizer steps after it at the loop's own nesting level
+        (open_lm#60: ``for ii in range(args.accum_freq): ... local_loss.backward()`` then ``optimizer.step()``).
+        Its count must be seen above 1 (``range(k)`` with ``k`` so bound, or a literal), or it is a split of the
+        batch (``inputs.chunk(k)``, ``torch.split``)."""
+        for loop in m.loops:
+            if not isinstance(loop.node, ast.For):
+                continue
+            backward = [b for b in cls._backward_in(m, loop.node) if b.method == "backward"]
+            if not backward or any(_optimizer_step(s) for s in m.sites_in(loop.node)) or any(
+                    "sync" in last(w).lower() or last(w) in m.P.gradient_sync_skippers
+                    for b in backward for w in b.ctx.withs):
+                continue  # (edm: ``with misc.ddp_sync(ddp, round_idx == rounds - 1):`` a project's own no_sync)
+            after = [s for s in m.calls if _optimizer_step(s) and s.ctx.func is loop.ctx.func
+                     and s.line > loop.node.end_lineno and s.ctx.loops == loop.ctx.loops]
+            if not after:
+                continue
+            count = _micro_count(m, loop)
+            if count is not None:
+                yield loop, backward, count or None
+
 
     @staticmethod
     def _backward_in(m: ModuleIndex, loop: ast.AST) -> list[CallSite]:
@@ -128,6 +160,30 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if text and "accum" in text.lower():
                 return text
         return None
+
+
+def _optimizer_step(site: CallSite) -> bool:
+    """``optimizer.step()`` / ``scaler.step(optimizer)`` (by the receiver's name)."""
+    return site.method == "step" and bool(site.recv) and ("optim" in site.recv.lower() or last(site.recv) in (
+        "opt", "scaler"))
+
+
+def _loop_head(loop) -> str:
+    return f"for {ast.unparse(loop.node.target)} in {ast.unparse(loop.node.iter)}"
+
+
+def _micro_count(m: ModuleIndex, loop) -> str | None:
+    """The micro-batch count of ``for ... in range(k)`` when the file shows it above 1 (its name, or "" for a
+    literal); "" for a split of the batch (``x.chunk(k)``, ``torch.split(x, n)``); None otherwise."""
+    it = loop.node.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1:
+        arg = it.args[0]
+        if const(arg, default=...) is not ...:
+            return "" if _value_seen(m, arg, loop.ctx.func, 0) else None
+        name = dotted(arg)
+        return name if name and _count_seen(m, name, loop.ctx.func) else None
+    calls = [n for n in ast.walk(it) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    return "" if any(c.func.attr in ("chunk", "split", "tensor_split") for c in calls) else None
 
 
 def _skips_rest(node: ast.If) -> bool:
