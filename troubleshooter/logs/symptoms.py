@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
+from itertools import groupby
 from typing import Any, Iterable
 
 from troubleshooter.core.facts import FactSpec
@@ -55,10 +56,12 @@ FACTS = (
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
     FactSpec("log.ranks_announced_twice", "list", "Global ranks announced by more than one process while a rank below the declared world size never was"),
     FactSpec("log.solo_processes", "int", "Processes that announced running alone one after another at start-up (two or more)"),
+    FactSpec("log.lines_repeated_in_place", "int", "k when every non-blank line comes k (>= 2) times in a row, word for word: the output printed k times over (a logger with k handlers), not k ranks"),
     FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
 MAX_LINES = 20000       # lines of one family counted per log
+MIN_REPEATED_RUNS = 4  # runs of repeated lines before the whole output counts as printed several times over
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 RANK_FACT = "log.rank_announced"  # fact signatures of a process announcing its global rank
@@ -146,6 +149,9 @@ class SymptomScanner:
         solo = self._solo_processes(windows)
         if solo:
             facts["log.solo_processes"] = solo
+        repeated = _repeated_in_place(windows)
+        if repeated:
+            facts["log.lines_repeated_in_place"] = repeated
         stage = self._ended_in_stage()
         if stage:
             facts["log.ended_in_stage"] = stage
@@ -290,6 +296,18 @@ def _rates(text: bytes, size: int, rate: re.Pattern[bytes]) -> list[tuple[str, f
         name = "it" if unit == b"it/s" else re.match(rb"(?:train_)?([a-z]+)", unit)[1].decode()
         out.append((name, number if per_rank else number / size))
     return out
+
+
+def _repeated_in_place(windows: list[bytes]) -> int | None:
+    """k when every non-blank line of the windows comes in a run of exactly k (>= 2) identical lines in a row
+    (a window's first and last run may be cut by the window), with at least :data:`MIN_REPEATED_RUNS` runs: the
+    whole output printed k times over, line by line (a logger with k handlers, a stream written twice). Ranks
+    printing the same lines do not agree word for word on every line, nor keep in step."""
+    lengths: list[int] = []
+    for window in windows:
+        runs = [len(list(group)) for _, group in groupby(line.strip() for line in window.split(b"\n") if line.strip())]
+        lengths += runs[1:-1] if len(runs) > 2 else []
+    return lengths[0] if len(lengths) >= MIN_REPEATED_RUNS and lengths[0] >= 2 and len(set(lengths)) == 1 else None
 
 
 def _copies(prefix: str, bodies: list[bytes], mask: re.Pattern[bytes]) -> dict[str, Any]:
