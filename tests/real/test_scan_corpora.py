@@ -167,7 +167,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # tests/real/buggy/SOURCES-blind10.md): dev TP 169 FP 6 FN 20 = 0.966 / 0.894 on main 2d36074 + the batch.
 # Recall back to 0.90 with scan-recall8's rank-0 DDP forward through helpers and sharded-engine save_state families
 # (velog scyonggg, SimpleTuner#262 found): dev TP 171 FP 6 FN 18 = 0.966 / 0.905.
-DEV_FLOORS = {"precision": 0.96, "recall": 0.90}
+# Recall 0.92 with scan-recall8's documented global batch, micro-batch loop without no_sync and URL-download
+# families (lightly-train#194, open_lm#60, composer#209 found): dev TP 174 FP 6 FN 15 = 0.967 / 0.921.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.92}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {

@@ -370,3 +370,16 @@ def bare_cuda(m: ModuleIndex, node: ast.AST | None, site: CallSite) -> bool:
     made = m.site_of(node) if isinstance(node, ast.Call) else None
     return made is not None and made.name == "torch.device" and const(made.arg(0)) == "cuda" \
         and made.arg(1, "index") is None
+
+
+def derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
+    """``node`` and the values its names were last assigned in the same function, followed ``depth`` steps back
+    (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``); ``site``: the
+    call or binding the node belongs to (its line and function)."""
+    found, frontier = [node], [node]
+    for _ in range(depth):
+        names = {dotted(n) for root in frontier for n in walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
+        frontier = [b.value for b in (m.binding(name, site.line, site.ctx.func) for name in sorted(names - {None}))
+                    if b is not None and all(b.value is not seen for seen in found)]
+        found.extend(frontier)
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
+from troubleshooter.scan.checkers._common import derivation
 from troubleshooter.scan.model import const, dotted, is_main_block, last, source
 
 
@@ -27,14 +28,22 @@ class HfCacheContentionChecker(Checker):
     def _check(self, m):
         P = m.P
         sites = m.calls_to(P.hf_cache_loaders)
-        downloads = [s for s in m.calls if P.matches("dataset_fetchers", s.name)]
+        downloads = [s for s in m.calls if P.matches("dataset_fetchers", s.name) or s.name in P.url_fetchers]
         if any(s.rank_conditional for s in sites + downloads):
             return  # rank 0 fetches first somewhere: the pattern is known to this script
         for site in downloads:
-            if not any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs) and not self._barrier_before(m, site):
+            if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs) or self._barrier_before(m, site):
+                continue
+            if site.name not in P.url_fetchers:
                 yield Hit(site.line, f"{site.method}(...) downloads the dataset on every rank at once: all ranks write "
                                      "the same files in the same directory; let rank 0 fetch first, then barrier",
                           {"variable": site.method, "model": "the dataset"})
+            elif not (site.rank0 or any(m.mentions_rank(root) for root in derivation(m, site.node, site))):
+                url = site.node.args[0] if site.node.args else None
+                yield Hit(site.line, f"{site.name}({source(url) if url is not None else '...'}, ...) downloads the "
+                                     "file on every rank at once into the same local path: the ranks overwrite each "
+                                     "other's partial file (a torn checkpoint, N times the traffic); let rank 0 fetch "
+                                     "it, then barrier", {"variable": site.name, "model": "the file"})
         yield from _one_per_cause(m, self._hub_loads(m, sites))
 
     def _hub_loads(self, m, sites):

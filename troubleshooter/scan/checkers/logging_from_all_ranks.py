@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, function_arguments, launcher_absent_when, local_callee
+from troubleshooter.scan.checkers._common import (
+    contains, derivation, function_arguments, launcher_absent_when, local_callee,
+)
 from troubleshooter.scan.model import const, dotted, last, walk
 
 
@@ -126,7 +128,7 @@ class LoggingFromAllRanksChecker(Checker):
         path = site.arg(1, "f") if site.name else site.arg(0, "save_directory")
         if path is None:
             return False
-        roots = _derivation(m, path, site)
+        roots = derivation(m, path, site)
         if any(m.mentions_rank(root) for root in roots) or _attribute_set_per_rank(m, roots):
             return True
         items = {n.id for loop in site.ctx.loops if getattr(loop, "target", None) is not None
@@ -151,19 +153,6 @@ class LoggingFromAllRanksChecker(Checker):
                     names.add(target)
         return names
 
-
-
-def _derivation(m, node: ast.AST, site, depth: int = 3) -> list[ast.AST]:
-    """``node`` and the values its names were last assigned in the same function, followed ``depth`` steps back
-    (``path = os.path.join(folder, name)``, ``name = f"shard_{me}.pt"``, ``me = dist.get_rank()``); ``site``: the
-    call or binding the node belongs to (its line and function)."""
-    found, frontier = [node], [node]
-    for _ in range(depth):
-        names = {dotted(n) for root in frontier for n in walk(root) if isinstance(n, (ast.Name, ast.Attribute))}
-        frontier = [b.value for b in (m.binding(name, site.line, site.ctx.func) for name in sorted(names - {None}))
-                    if b is not None and all(b.value is not seen for seen in found)]
-        found.extend(frontier)
-    return found
 
 
 def _runs_once(m, site, depth: int = 2) -> bool:
@@ -204,7 +193,7 @@ def _attribute_set_per_rank(m, roots: list[ast.AST]) -> bool:
     f"queue{self.trainer.global_rank}.pth")`` in a set-up hook, saved to in another): each rank has its own file."""
     attributes = {dotted(n) for root in roots for n in walk(root) if isinstance(n, ast.Attribute)} - {None}
     return any(m.mentions_rank(value) for name in attributes for b in m.bindings.get(name, ())
-               for value in _derivation(m, b.value, b))
+               for value in derivation(m, b.value, b))
 
 
 def _enclosing_tests(m, site) -> list[ast.AST]:
