@@ -147,7 +147,25 @@ def _declared_global(m, name: str) -> bool:
         help_text = const(site.kw("help"))
         if (dest in (None, option)) and isinstance(help_text, str):
             return any(word in help_text.lower() for word in m.P.global_batch_help_words)
-    return False
+    help_text = _field_help(m, option)
+    return isinstance(help_text, str) and any(word in help_text.lower() for word in m.P.global_batch_help_words)
+
+
+def _field_help(m, option: str) -> str | None:
+    """The help of a dataclass / pydantic field named ``option`` in a class of the file (HfArgumentParser-style
+    arguments: ``batch_size: int = field(default=64, metadata={"help": "Total batch size across all GPUs"})``,
+    ``Field(64, description=...)``)."""
+    for cls in m.classes.values():
+        for stmt in cls.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == option
+                    and isinstance(stmt.value, ast.Call)):
+                continue
+            description = next((k.value for k in stmt.value.keywords if k.arg in ("description", "help")), None)
+            metadata = next((k.value for k in stmt.value.keywords if k.arg == "metadata"), None)
+            if isinstance(metadata, ast.Dict):
+                description = next((v for k, v in zip(metadata.keys, metadata.values) if const(k) == "help"), None)
+            return const(description) if description is not None else None
+    return None
 
 
 def _mentions_world(m, func) -> bool:
@@ -173,6 +191,7 @@ def _declared_global_option(m, name: str) -> bool:
         return False
     helps = [const(s.kw("help")) for s in m.calls if s.method == "add_argument" and any(
         isinstance(f, str) and f.lstrip("-").replace("-", "_") == attr for f in map(const, s.node.args))]
+    helps.append(_field_help(m, attr))
     if any(isinstance(h, str) and any(w in h.lower() for w in m.P.per_device_batch_help_words) for h in helps):
         return False  # "batch size per GPU (effective batch size is batch_size * accum_iter * # gpus)"
     return _declared_global(m, name)
