@@ -205,6 +205,8 @@ def reachable(conds: tuple, bound: dict) -> bool:
 
 def truth(test: ast.AST, bound: dict):
     """True / False when the bindings decide ``test``, else UNKNOWN."""
+    if isinstance(test, ast.NamedExpr):  # ``if (lead := split == "train"):`` tests the value it binds
+        return truth(test.value, bound)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = truth(test.operand, bound)
         return UNKNOWN if inner is UNKNOWN else not inner
@@ -240,6 +242,7 @@ def path_facts(conds: tuple) -> dict:
     args.local_rank == -1 and ...:`` the callee receiving ``args`` knows ``args.local_rank`` is -1."""
     facts: dict = {}
     for test, holds in conds:
+        test = test.value if isinstance(test, ast.NamedExpr) else test
         parts = test.values if holds and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         for part in parts:
             if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and dotted(part.left)):

@@ -747,6 +747,7 @@ def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str], func) -
     test = m.flag_test(stmt.test, stmt.lineno, func) or stmt.test
     if m.classify(test) is not None or m.mentions_rank(test) or _mentions_flag(m, test):
         return False
+    test = test.value if isinstance(test, ast.NamedExpr) else test  # ``if (empty := not items): return``
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return dotted(test.operand) in params
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.LtE, ast.Lt)):

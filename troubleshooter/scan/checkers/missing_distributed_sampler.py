@@ -336,7 +336,8 @@ def _only_if_none(func, name: str, value: ast.AST) -> bool:
     for node in ast.walk(root) if root is not None else ():
         if not isinstance(node, ast.If):
             continue
-        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+        test = node.test.value if isinstance(node.test, ast.NamedExpr) else node.test  # ``if (fallback := ...):``
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         if any(isinstance(t, ast.Compare) and dotted(t.left) == name and isinstance(t.ops[0], ast.Is)
                and const(t.comparators[0], default=...) is None for t in tests) and any(
                 contains(stmt, value) for stmt in node.body):
