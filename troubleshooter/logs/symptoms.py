@@ -36,6 +36,7 @@ from itertools import groupby
 from typing import Any, Iterable
 
 from troubleshooter.core.facts import FactSpec
+from troubleshooter.logs.lineprefix import split_prefix
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 HEAD = 64 << 10         # bytes read from the start of each log (a pasted log fits whole)
@@ -56,12 +57,13 @@ FACTS = (
     FactSpec("log.rate_scaling", "float", "Per-rank rate (iterations or samples per second) at the largest world size over the rate at the smallest"),
     FactSpec("log.ranks_announced_twice", "list", "Global ranks announced by more than one process while a rank below the declared world size never was"),
     FactSpec("log.solo_processes", "int", "Processes that announced running alone one after another at start-up (two or more)"),
-    FactSpec("log.lines_repeated_in_place", "int", "k when every non-blank line comes k (>= 2) times in a row, word for word: the output printed k times over (a logger with k handlers), not k ranks"),
+    FactSpec("log.lines_repeated_in_place", "int", "k when every non-blank line, start-up lines too, comes k (>= 2) times in a row, word for word: the output printed k times over, not k ranks"),
     FactSpec("log.ended_in_stage", "str", "The start-up stage (log.startup_<stage> signatures) the log ends in: no progress and no error after its last start-up line"),
 )
 
 MAX_LINES = 20000       # lines of one family counted per log
 MIN_REPEATED_RUNS = 4  # runs of repeated lines before the whole output counts as printed several times over
+MIN_OTHER_RUNS = 2     # of them, runs of lines that tell one process (not training lines, or labelled or stamped)
 MAX_AFTER_STAGE = 40    # non-blank lines after the last start-up line that still count as "ended there"
 STAGE_FACT = "log.startup_"  # fact signatures log.startup_<stage> mark the start-up lines of each stage
 RANK_FACT = "log.rank_announced"  # fact signatures of a process announcing its global rank
@@ -149,7 +151,7 @@ class SymptomScanner:
         solo = self._solo_processes(windows)
         if solo:
             facts["log.solo_processes"] = solo
-        repeated = _repeated_in_place(windows)
+        repeated = _repeated_in_place(windows, words)
         if repeated:
             facts["log.lines_repeated_in_place"] = repeated
         stage = self._ended_in_stage()
@@ -298,16 +300,26 @@ def _rates(text: bytes, size: int, rate: re.Pattern[bytes]) -> list[tuple[str, f
     return out
 
 
-def _repeated_in_place(windows: list[bytes]) -> int | None:
+def _repeated_in_place(windows: list[bytes], words: SymptomWords) -> int | None:
     """k when every non-blank line of the windows comes in a run of exactly k (>= 2) identical lines in a row
-    (a window's first and last run may be cut by the window), with at least :data:`MIN_REPEATED_RUNS` runs: the
-    whole output printed k times over, line by line (a logger with k handlers, a stream written twice). Ranks
-    printing the same lines do not agree word for word on every line, nor keep in step."""
-    lengths: list[int] = []
-    for window in windows:
-        runs = [len(list(group)) for _, group in groupby(line.strip() for line in window.split(b"\n") if line.strip())]
-        lengths += runs[1:-1] if len(runs) > 2 else []
-    return lengths[0] if len(lengths) >= MIN_REPEATED_RUNS and lengths[0] >= 2 and len(set(lengths)) == 1 else None
+    (a window's first and last run may be cut by the window), with at least :data:`MIN_REPEATED_RUNS` runs, of
+    which at least :data:`MIN_OTHER_RUNS` tell one process: lines that are neither training nor progress lines
+    (start-up lines, a device's name), or lines under a rank label or a time stamp (two ranks print neither
+    the same label nor the same millisecond). That is the whole output printed k times over, line by line,
+    not k ranks printing the same training values (NVIDIA/apex#840: 8 ranks, each loss value 8 times in a row
+    and nothing else)."""
+    runs = [run for window in windows for run in [(line, len(list(group))) for line, group in
+                                                 groupby(line.strip() for line in window.split(b"\n") if line.strip())][1:-1]]
+    if len(runs) < MIN_REPEATED_RUNS or runs[0][1] < 2 or any(count != runs[0][1] for _, count in runs):
+        return None
+
+    def one_process(line: bytes) -> bool:
+        if not (words.loss_line.match(line) or words.progress_line.match(line)):
+            return True
+        told = split_prefix(line.decode("utf-8", "replace"), words=words)
+        return told.rank is not None or told.timestamp is not None
+
+    return runs[0][1] if sum(one_process(line) for line, _ in runs) >= MIN_OTHER_RUNS else None
 
 
 def _copies(prefix: str, bodies: list[bytes], mask: re.Pattern[bytes]) -> dict[str, Any]:
