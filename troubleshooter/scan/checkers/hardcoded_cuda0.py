@@ -184,8 +184,9 @@ def _placed_before_device_picker(m):
 def _pinned_by_call(m, s, wraps: set[int]) -> str | None:
     """How the call pins GPU 0 (``"cuda:0"``, ``"cuda(0)"``, ``"to(0)"``, ``"device_ids=[0]"``), else None."""
     first = s.arg(0)
-    if s.name == "torch.device" and (_cuda0(m, first) or (const(first) == "cuda" and const(s.arg(1)) == 0)):
-        return "cuda:0"
+    if s.name == "torch.device" and (_cuda0(m, s.arg(0, "type")) or (
+            const(s.arg(0, "type")) == "cuda" and const(s.arg(1, "index")) == 0)):
+        return "cuda:0"  # also spelled with keywords: torch.device(type="cuda", index=0)
     if s.method == "to" and isinstance(s.node.func, ast.Attribute) and _cuda0(m, s.arg(0, "device")):
         return "cuda:0"
     if _cuda0(m, s.kw("device")):  # torch.zeros(n, device="cuda:0"), Generator(device=...)
