@@ -109,3 +109,37 @@ def test_a_collective_under_a_main_only_value_is_one_sided(tmp_path):
     made, _ = SPELLINGS["conditional expression"]
     hits = _hits(tmp_path, made, "if self.writer is not None:\n                dist.all_reduce(loss.detach())")
     assert "collective-mismatch" in hits
+
+
+OPTION = '''
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output_dir", default="out")
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    if dist.get_rank() == 0:
+        args.output_dir = os.path.join(args.output_dir, "run")
+{none}
+    if args.output_dir:
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("none, one_sided", [("", False), ("    else:\n        args.output_dir = None", True)],
+                         ids=["set on rank 0, bound elsewhere unseen", "None on the other ranks"])
+def test_a_value_needs_to_be_seen_none_off_rank_0(tmp_path, none, one_sided):
+    path = tmp_path / "train.py"
+    path.write_text(OPTION.format(none=none))
+    assert ("collective-mismatch" in shown_findings([str(path)])[0]) is one_sided

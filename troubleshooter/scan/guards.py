@@ -314,7 +314,8 @@ class RankLogic:
         return self.main_only_vars
 
     def _value_kind(self, value: ast.AST, on_rank0: bool):
-        """``"none"``; ``"main"`` (made on rank 0 only); ``("alias", name)`` (another name's value); else ``"other"``."""
+        """``"none"``; ``"main"`` (made on rank 0 only); ``"main or none"`` (``x if rank == 0 else None``); ``("alias",
+        name)`` (another name's value); else ``"other"``."""
         if value.__class__ is _CONSTANT and value.value is None:
             return "none"
         if on_rank0:
@@ -323,7 +324,7 @@ class RankLogic:
             sides = self.classify(value.test)
             arms = [(side, arm) for side, arm in zip(sides or (), (value.body, value.orelse))
                     if not (arm.__class__ is _CONSTANT and arm.value is None)]
-            return "main" if sides and len(arms) == 1 and arms[0][0] == RANK0 else "other"
+            return "main or none" if sides and len(arms) == 1 and arms[0][0] == RANK0 else "other"
         name = last(dotted(value))
         return ("alias", name) if name else "other"
 
@@ -343,12 +344,14 @@ class RankLogic:
                         found.add("other")  # a parameter nothing visible passes: its value is unknown
         known = {name for name, found in kinds.items() if "other" not in found}
         while True:  # every binding: None, made on rank 0, or a name that holds such values
-            kept = {name for name in known if all(k in ("none", "main") or k[1] == name or k[1] in known
+            kept = {name for name in known if all(k in ("none", "main", "main or none") or k[1] == name or k[1] in known
                                                   for k in kinds[name])}
             if kept == known:
                 break
             known = kept
-        main_only = {name for name in known if "main" in kinds[name]}
+        # made on rank 0 and seen to be None elsewhere (a name only ever set under ``if rank == 0:`` may hold a value
+        # bound where the scan does not see it: ``args.output_dir`` from the command line)
+        main_only = {name for name in known if "main or none" in kinds[name] or {"main", "none"} <= kinds[name]}
         grown = True
         while grown:  # ... and one of them is a value made on rank 0
             grown = {name for name in known - main_only if any(
