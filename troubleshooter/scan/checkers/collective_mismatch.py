@@ -493,6 +493,8 @@ def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
     an attribute such as ``self.deepspeed`` may be unpacked in another method of the class)."""
     recv, func = site.recv, site.ctx.func
     binding = m.binding(recv, site.line, func)
+    if binding is None and recv.startswith("self.") and func is not None and func.cls is not None:
+        binding = next((b for b in m.bindings.get(recv, ()) if b.func is not None and b.func.cls == func.cls), None)
     if binding is not None and isinstance(binding.value, ast.Subscript) and isinstance(binding.value.value, ast.Call) \
             and const(binding.value.slice) == 0:  # ``engine = deepspeed.initialize(...)[0]``
         return m.site_of(binding.value.value)
