@@ -150,6 +150,8 @@ class ModuleIndex:
     def __init__(self, tree: ast.Module, text: str, path: str, patterns: Patterns, project=None):
         self.tree, self.text, self.path, self.P = tree, text, path, patterns
         self.project = project
+        self.inlined: list[ast.stmt] = []  # statements inlined from local helpers (set by the scan; the text spells them
+        # only in part: a name the helper imports is read as its qualified name)
         self._dead: list[tuple[int, int]] | None = None
         self._training_loops: dict[int, bool] = {}
         self._ifexps: list[ast.IfExp] = []

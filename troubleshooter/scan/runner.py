@@ -93,6 +93,8 @@ class FileScanner:
         except RecursionError:
             pending.outcome.internal_errors.append(f"{path}: too deeply nested to analyse")
             return pending
+        if pending.expansion is not None:
+            pending.index.inlined = pending.expansion.added
         if project is None:
             pending.index.project = Project.of_index(pending.index)
         return pending

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import ast
+import re
+import unicodedata
+from bisect import bisect_left
+from functools import lru_cache
 
 from troubleshooter.scan.callargs import (
     bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import collective_names, function_arguments, local_callee, wrapped_models
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last, walk
+
+try:  # the regular-expression parser (read for the literal text every match of a pattern contains)
+    from re import _constants as _re_constants, _parser as _re_parser
+except ImportError:  # Python < 3.11
+    import sre_constants as _re_constants
+    import sre_parse as _re_parser
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
 
@@ -193,12 +203,14 @@ class CollectiveMismatchChecker(Checker):
             return
         tests_of: dict[int, dict] = {}
         clocks_of: dict[int, set[str]] = {}
+        clock_lines = sorted(s.line for s in m.calls if s.name in m.P.clock_calls)
         for site in m.calls:
             func = site.ctx.func
             if func is None or func.name == "<class>" or site.ctx.sides or not site.ctx.optional:
                 continue
             if id(func) not in tests_of:  # a function with no test on a clock has no call under one
-                clocked = any(s.name in m.P.clock_calls for s in m.sites_in(func.node))
+                clocked = _within(clock_lines, func.node) and any(
+                    s.name in m.P.clock_calls for s in m.sites_in(func.node))
                 clocks_of[id(func)] = clocks = _clock_names(m, func, names, reach) if clocked else set()
                 tested = clocked and any(isinstance(n, (ast.If, ast.IfExp)) and (
                     _on_clock(m, n.test, clocks) or isinstance(n.test, ast.Name)) for n in m.nodes_in(func.node))
@@ -268,7 +280,7 @@ class CollectiveMismatchChecker(Checker):
         """A read of an attribute that runs a collective (``collective_attributes``: Lightning's ``trainer.log_dir``
         broadcasts rank 0's directory) on some ranks only: in a function that runs on rank 0 only (a
         ``@rank_zero_only`` hook, every caller on rank 0) or under a rank test in it."""
-        if not m.P.collective_attributes:
+        if not m.P.collective_attributes or not any(_may_read(m, rx) for rx in m.P.collective_attributes):
             return
         for infos in m.functions.values():
             for info in infos:
@@ -279,8 +291,7 @@ class CollectiveMismatchChecker(Checker):
                     if node.__class__ is not ast.Attribute:
                         continue
                     owner = node.value  # its last name read without joining the chain (most reads do not match)
-                    tail = owner.id if owner.__class__ is ast.Name else owner.attr if owner.__class__ is ast.Attribute \
-                        else None
+                    tail = _tail(owner)
                     if tail is None or not m.P.matches("collective_attributes", f"{tail}.{node.attr}") \
                             or not dotted(owner):
                         continue
@@ -687,6 +698,57 @@ class _Reach:
                 break
         self.memo[key] = found
         return found
+
+
+def _within(lines: list[int], definition: ast.AST) -> bool:
+    """Some of ``lines`` (sorted) lies within the definition, its decorators included: every node inside it does, so
+    when none does, a walk of the definition would find none of them (True when its extent is unknown)."""
+    end = getattr(definition, "end_lineno", None)
+    if end is None:
+        return True
+    start = min([definition.lineno, *(d.lineno for d in getattr(definition, "decorator_list", ()))])
+    at = bisect_left(lines, start)
+    return at < len(lines) and lines[at] <= end
+
+
+def _may_read(m: ModuleIndex, pattern: re.Pattern) -> bool:
+    """The module may hold an attribute read ``owner.attr`` that ``pattern`` matches (``collective_attributes``): every
+    dot-separated piece of the literal text each match contains is spelled in the module's text (an owner's last name
+    and the attribute are identifiers of the source, compared as Python normalises them), or a statement inlined
+    from a helper holds a match. True when the pattern has no such literal."""
+    literal = _required_literal(pattern)
+    if not literal:
+        return True
+    text = m.text if m.text.isascii() else unicodedata.normalize("NFKC", m.text)
+    if all(piece in text for piece in literal.split(".")):
+        return True
+    return any(node.__class__ is ast.Attribute and pattern.search(f"{_tail(node.value)}.{node.attr}")
+               for stmt in m.inlined for node in walk(stmt, operators=False))
+
+
+def _tail(owner: ast.AST) -> str | None:
+    """The last name of an attribute's owner (``trainer`` of ``self.trainer``), None for another expression."""
+    return owner.id if owner.__class__ is ast.Name else owner.attr if owner.__class__ is ast.Attribute else None
+
+
+@lru_cache(maxsize=64)
+def _required_literal(pattern: re.Pattern) -> str:
+    """The longest run of literal characters in the top-level sequence of ``pattern`` (every match contains it:
+    ``trainer.log_dir`` of ``^\\w*trainer\\.log_dir$``); "" when there is none or the case is folded."""
+    if pattern.flags & re.IGNORECASE:
+        return ""
+    try:
+        items = list(_re_parser.parse(pattern.pattern, pattern.flags))
+    except (re.error, TypeError, ValueError):
+        return ""
+    runs, run = [], ""
+    for op, arg in items:
+        if op is _re_constants.LITERAL:
+            run += chr(arg)
+        else:
+            runs.append(run)
+            run = ""
+    return max([*runs, run], key=len)
 
 
 def _rank_tests(m: ModuleIndex, func: ast.AST) -> dict[int, ast.AST]:
