@@ -330,6 +330,10 @@ class CollectiveMismatchChecker(Checker):
                         s.ctx.func is callee and dotted(s.node.func) == param for s in m.calls):
                     found.append((site, f"forward of {dotted(arg)}"))
                     break
+            else:
+                handed = _evaluates_imported(m, site, wrapped)
+                if handed:
+                    found.append((site, f"forward of {handed}"))
         return found
 
     @staticmethod
@@ -602,6 +606,21 @@ def _shows_sharded_engine(m: ModuleIndex) -> bool:
             (isinstance(n, ast.Attribute) and n.attr in markers) or (isinstance(n, ast.Name) and n.id in markers)
             for n in walk(m.tree))
     return memo
+
+
+def _evaluates_imported(m: ModuleIndex, site: CallSite, wrapped: set[str]) -> str | None:
+    """The wrapped model handed to an evaluation function of the project's own modules (``evaluation_functions``:
+    ``engine.evaluate(model, loader, device)``, ``from utils import validate``): it runs the model's forward. None
+    for a local function (judged by its body) or one of another package."""
+    if "." not in (site.name or "") or local_callee(m, site) is not None or not m.P.matches(
+            "evaluation_functions", site.method):
+        return None
+    module = site.name.rpartition(".")[0]
+    local = m.project.local_modules if m.project is not None else set()
+    if module not in local:
+        return None
+    return next((dotted(a) for a in [*site.node.args, *(k.value for k in site.node.keywords)] if dotted(a) in wrapped),
+                None)
 
 
 def buffered_wraps(m: ModuleIndex) -> dict[str, CallSite]:
