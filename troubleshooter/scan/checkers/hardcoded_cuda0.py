@@ -226,7 +226,8 @@ def _one_process_fallbacks(m) -> set[int]:
     for bindings in m.bindings.values():
         by_rank = {id(b.func) for b in bindings if m.mentions_rank(b.value)}
         fallbacks.update(id(b.value) for b in bindings if id(b.func) in by_rank and not m.mentions_rank(b.value))
-        fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(b, setups))
+        fallbacks.update(id(b.value) for b in bindings if _handed_to_distributed_setup(b, setups)
+                         or _rebound_by_rank_in_callee(m, b))
     return fallbacks
 
 
@@ -276,6 +277,32 @@ def _handed_to_distributed_setup(binding, setups) -> bool:
         return False
     return any(s.line > binding.line and any(dotted(a) == owner for a in s.node.args)
                for s in setups.get(id(binding.func), ()))
+
+
+def _rebound_by_rank_in_callee(m, binding) -> bool:
+    """``args.device = "cuda:0"`` and then ``Setup().build(args)`` (or any local function or method given ``args``)
+    whose body rebinds ``<its parameter>.device`` to a rank-derived value: the call picks the device per rank, the
+    constant is the one-process default, whatever the call is named."""
+    owner, dot, attr = binding.target.rpartition(".")
+    if not dot:
+        return False
+    for site in m.calls:
+        if site.ctx.func is not binding.func or site.line <= binding.line:
+            continue
+        position = next((i for i, a in enumerate(site.node.args) if dotted(a) == owner), None)
+        keyword = next((k.arg for k in site.node.keywords if k.arg and dotted(k.value) == owner), None)
+        if position is None and keyword is None:
+            continue
+        callee = local_callee(m, site)
+        if callee is None:
+            continue
+        params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
+        if callee.cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        param = keyword if keyword is not None else params[position] if position < len(params) else None
+        if param and any(b.func is callee and m.mentions_rank(b.value) for b in m.bindings.get(f"{param}.{attr}", ())):
+            return True
+    return False
 
 
 def _cuda0(m, node) -> bool:
