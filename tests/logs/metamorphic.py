@@ -469,8 +469,11 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     # terminal-width wrapping (deepspeedai/DeepSpeed#2920: "--de\nepspeed-activation-checkpointing")
     "wrapped at 80 columns": wrap(80),
     "wrapped at 120 columns": wrap(120),
+    "wrapped at 100 columns": wrap(100),
     # a forum re-flowing a paste at word boundaries (deepspeedai/DeepSpeed#5799's lines broken by its viewer)
     "re-flowed at words, 100 columns": word_wrap(100),
+    "re-flowed at words, 80 columns": word_wrap(80),
+    "re-flowed at words, 120 columns": word_wrap(120),
     # ranks writing over each other (hiyouga/LlamaFactory#5769 "[rank2]: frame #4 ..." between other ranks)
     "ranks interleaved": interleave,
     # every rank printing the same lines (facebookresearch/deit#28 "| distributed init (rank 3)" x4)

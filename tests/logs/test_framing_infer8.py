@@ -10,7 +10,7 @@ import pytest
 from tests.logs.helpers import analyse, shown
 from tests.logs.metamorphic import TRANSFORMS
 
-from troubleshooter.logs.framing import unknown_prefix, unprefixed
+from troubleshooter.logs.framing import repair, unknown_prefix, unprefixed
 from troubleshooter.logs.symptomwords import shipped_words
 
 WORDS = shipped_words()
@@ -54,3 +54,33 @@ def test_a_known_rank_label_before_the_unknown_prefix_stays():
 ])
 def test_no_prefix_is_learnt_from_a_message_on_a_short_paste(text):
     assert unknown_prefix(text.split("\n"), WORDS) is None
+
+
+# real dev lines cut by a 100-column terminal (modelscope-ms-swift-9443; agentic-learning-ai-lab-midway-network-1):
+# a cut right after a colon keeps the space that followed it on the next row; a row that ends in a banner's run
+# at exactly the width is a whole line
+COLLECTIVE = ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+              "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16)"
+              ", but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE)\n")
+BANNER = ("[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] " + "*" * 41 + "\n"
+          "[2026-02-02 16:08:09,507] torch.distributed.run: [WARNING] Setting OMP_NUM_THREADS environment variable "
+          "for each process to be 1 in default, to avoid your system being overloaded\n") * 2 + \
+         "In 'hydra/config': Could not find 'hydra/launcher/submitit_local'\n"
+
+
+@pytest.mark.parametrize("text", [COLLECTIVE, BANNER])
+def test_a_100_column_terminal_cut_is_undone(text):
+    cut = TRANSFORMS["wrapped at 100 columns"](text)
+    assert cut != text
+    assert [row for row in repair(cut.encode(), True).decode().splitlines() if row] == text.splitlines()
+
+
+@pytest.mark.parametrize("rest, joined", [
+    (" CollectiveFingerPrint(SequenceNumber=3104)", True),   # the space after the colon, kept by a terminal's cut
+    ("CollectiveFingerPrint(SequenceNumber=3104)", False),   # a line of its own after a whole line
+])
+def test_a_row_at_the_width_ending_in_a_colon_goes_on_only_before_its_space(rest, joined):
+    row = "Rank 1 is running collective number 3104 of the group, and now it reports it here: " + "x" * 16 + ":"
+    assert len(row) == 100
+    rows = repair(f"{row}\n{rest}\n".encode(), True).decode().splitlines()
+    assert (rows[0] == row + rest) is joined

@@ -108,8 +108,9 @@ def wrap_width(rows: list[str], words: SymptomWords) -> int | None:
 
 def _continues(row: str, nxt: str, words: SymptomWords) -> bool:
     """``nxt`` reads as the rest of ``row``, not as a line of its own: it is not indented and starts no
-    line of its own (``own_line_starts`` of ``rules/symptoms.yaml``), and ``row`` does not end in a colon."""
-    return not _own_line(nxt, words) and not row.endswith(":")
+    line of its own (``own_line_starts`` of ``rules/symptoms.yaml``), and ``row`` does not end in a colon
+    unless ``nxt`` begins with the one space that followed it (a terminal's cut keeps the space)."""
+    return not _own_line(nxt, words) and (not row.endswith(":") or nxt[:1] == " " and nxt[1:2] not in ("", " "))
 
 
 def _own_line(row: str, words: SymptomWords) -> bool:
@@ -134,7 +135,7 @@ def unwrapped(rows: list[str], words: SymptomWords | None = None) -> list[str]:
     joined = 0  # rows joined into the line being built: each leaves an empty line after it
     for before, row in zip(["", *rows], rows):
         if out and out[-1] and len(before) == width and row.strip() and row[:START_CHARS] not in starts \
-                and _continues(before, row, words):
+                and _continues(before, row, words) and not words.banner_end.search(before):
             out[-1] += row
             joined += 1
             continue
@@ -223,8 +224,8 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
     """The chunk as the program printed it: a collector's JSON lines decoded, colours removed; when ``whole``
     (the chunk is the entire log, small enough to be a paste), a typographer's characters put back, hard
     wrapping and a re-flow at word boundaries undone, and IPython's frame rows written as CPython's. A re-flow
-    that broke rows shorter than the longest one, at least as many as the rows of that length followed by
-    another (a terminal's cuts), is undone alone: a row of that length is then one it left by chance, not a
+    that broke rows shorter than the longest one, at least one and at least as many as the rows of that length
+    followed by another (a terminal's cuts), is undone alone: a row of that length is then one it left by chance, not a
     terminal's cut (joining it without the space the break took would glue two words)."""
     words = words or shipped_words()
     data = strip_ansi(json_unwrapped(data, words))
@@ -325,7 +326,7 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
     framed = sum(len(rows[i]) == width and bool(words.whole_frame.match((rows[i] + " " + rows[i + 1]).lstrip()))
                  and not words.whole_frame.match((rows[i] + rows[i + 1]).lstrip()) for i in joins)
     shorter, at_width = shorter + framed, at_width - framed
-    if shorter < max(MIN_REFLOWED_LINES, at_width):
+    if shorter < max(1, at_width):
         joined = unwrapped(rows, words)
         if joined is not rows:
             rows, joins = joined, reflowed(joined, words)
