@@ -185,6 +185,7 @@ class RankLogic:
         # other flags with one side known: ``dummy = args.run == "dummy" or not master`` is false on the main only
         self.flag_sides: dict[str, tuple[str, str]] = dict(flag_sides or {})
         self.int_constants: dict[str, int] = {}  # ``MAIN_RANK = 0``: upper-case names bound once to an integer
+        self._rank_takers: frozenset[str] | None = None  # calls whose ``rank=`` keyword takes a rank
         # values that exist on the main process only, None elsewhere (``writer = SummaryWriter() if rank == 0 else
         # None``; a ``logger=None`` parameter passed a logger only under ``if rank == 0:``): ``if writer:`` is rank 0's
         self._seeded_main_only = frozenset(main_only_vars)
@@ -202,6 +203,7 @@ class RankLogic:
         params = _parameters(functions)
         spawners = {last(s) for s in self.P.spawners}
         known = params.keys() | spawners
+        self._learn_rank_arguments(calls)
         calls = [c for c in calls if _called_last(c.func) in known]
         # a predicate is a small function: its returns are read once
         returns = {func: _returns(func) for func in functions if len(func.body) <= PREDICATE_STATEMENTS}
@@ -371,6 +373,20 @@ class RankLogic:
         if (test.__class__ is _NAME or test.__class__ is _ATTRIBUTE) and _called_last(test) in self.main_only_vars:
             return (RANK0, NONZERO)
         return None
+
+    def _learn_rank_arguments(self, calls: list[ast.Call]) -> None:
+        """A name handed to the process group or a distributed sampler as its rank (``init_process_group(...,
+        rank=lrank)``, ``DistributedSampler(data, rank=proc)``) holds a rank, whatever it is called."""
+        takers = self._rank_takers
+        if takers is None:
+            takers = self._rank_takers = frozenset(
+                last(q) for q in (*self.P.init_process_group, *self.P.distributed_samplers))
+        for call in calls:
+            if call.keywords and _called_last(call.func) in takers:
+                for keyword in call.keywords:
+                    name = last(dotted(keyword.value)) if keyword.arg and self._rank_name(keyword.arg) else None
+                    if name and not self._rank_name(name):
+                        self.rank_vars.add(name)
 
     def _is_rank0_decorator(self, func: ast.AST) -> bool:
         """``def main_process(func): def wrapper(*a, **kw): if is_main_process(): return func(*a, **kw)``:
