@@ -79,6 +79,7 @@ class Project:
         self.one_visible_gpu = False  # some module sets CUDA_VISIBLE_DEVICES itself (one GPU per process)
         self.has_entry = False  # some module runs something (``if __name__ == "__main__"`` or top-level calls)
         self.declined: set[str] = set()  # finding ids a framework was told not to handle (replace_sampler_ddp=False)
+        self.sharded_results: set[str] = set()  # functions whose result some module hands to a loader sharder
         self._seen: set[str] = set()
         self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
         self.files = FileLookups()  # this scan's file-system lookups (cached while the scan runs)
@@ -193,6 +194,7 @@ class Project:
         self._start_subclassed_frameworks()
         self.frameworks |= _annotated_frameworks(self.P, defs, aliases)
         self.guards.learn(assigns, defs, calls, ifs)
+        self._learn_sharded_results(assigns, calls)
         self.logging_by_rank = self.logging_by_rank or any(self._sets_logging_up_by_rank(node) for node in ifs)
         if not path:
             return []
@@ -279,6 +281,29 @@ class Project:
             self.frameworks.add(framework)
             self.declined |= {ident for k in node.keywords if k.arg and _const(k.value, default=...) is False
                               for ident in P.framework_opt_outs.get(k.arg, ())}
+
+    def _learn_sharded_results(self, assigns: list[ast.AST], calls: list[ast.Call]) -> None:
+        """Functions whose result a module hands to a framework's loader sharder (``loader = build_loader(cfg)``, then
+        ``accelerator.prepare(model, loader)``; ``fabric.setup_dataloaders(make_loader())``): the loader they build,
+        in this module or another, is sharded there."""
+        sharders = [c for c in calls if c.func.__class__ is _ATTRIBUTE and c.func.attr in self.P.loader_sharders]
+        if not sharders:
+            return
+        made: dict[str, set[str]] = {}  # name -> the functions whose result (or one of whose results) it holds
+        for node in assigns:
+            if node.value.__class__ is not _CALL:
+                continue
+            callee = last(dotted(node.value.func))
+            for target in node.targets if node.__class__ is ast.Assign else [node.target]:
+                for element in target.elts if target.__class__ in (ast.Tuple, ast.List) else [target]:
+                    if dotted(element) and callee and callee not in self.P.loader_sharders:
+                        made.setdefault(dotted(element), set()).add(callee)
+        for call in sharders:
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                if arg.__class__ is _CALL and dotted(arg.func):
+                    self.sharded_results.add(last(dotted(arg.func)))
+                else:
+                    self.sharded_results.update(made.get(dotted(arg) or "", ()))
 
     def _start_subclassed_frameworks(self) -> None:
         """A project class built on a framework's entry class (``class LLaVATrainer(Trainer)`` in one module,

@@ -24,7 +24,7 @@ class MissingDistributedSamplerChecker(Checker):
         sharded = self._sharded_names(m)
         for site in dataloaders(m):
             if (site.assigned_to and site.assigned_to in sharded) or any(
-                    _shards(m, s) and contains(s.node, site.node) for s in m.calls):
+                    _shards(m, s) and contains(s.node, site.node) for s in m.calls) or _returned_to_a_sharder(m, site):
                 continue  # handed to accelerator.prepare / fabric.setup_dataloaders, which shard it
             spread = _spread_keywords(m, site)
             if spread is None:
@@ -372,6 +372,21 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
             if isinstance(target, ast.Name) and target.id == name:
                 return None
     return found
+
+
+def _returned_to_a_sharder(m, site) -> bool:
+    """The loader is returned by a function whose result some module of a framework-run project hands to the
+    framework's sharder (``def build_loader(): return DataLoader(...)`` in ``data.py``, ``accelerator.prepare(model,
+    build_loader())`` in ``train.py``)."""
+    project, func = m.project, site.ctx.func
+    if project is None or not project.frameworks or func is None or func.name not in project.sharded_results:
+        return False
+    for node in m.nodes_in(func.node):
+        if isinstance(node, ast.Return) and node.value is not None:
+            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
+            if any(v is site.node or (site.assigned_to and dotted(v) == site.assigned_to) for v in values):
+                return True
+    return False
 
 
 def _sharded_upstream(m, binding, depth: int = 8) -> bool:
