@@ -119,6 +119,8 @@ class MissingDistributedSamplerChecker(Checker):
                 continue
             if site.assigned_to.rpartition(".")[2] in {n.rpartition(".")[2] for n in sharded}:
                 continue  # ``self.train_loader`` prepared as ``train_loader`` elsewhere: same loader, probably
+            if _returned_to_a_sharder(m, site):
+                continue  # returned, and prepared by the caller
             if self._trains(m, site):
                 name = loader_label(site)
                 yield Hit(site.line, f"{name} is never handed to {preparers[0].method}(), so the framework does not "
