@@ -231,8 +231,10 @@ class ModuleIndex:
     def qual(self, node: ast.AST | None) -> str:
         """Qualified name of a Name/Attribute chain after following imports ("" if not a chain)."""
         text = dotted(node)
-        if not text:
-            return ""
+        return self._qual_text(text) if text else ""
+
+    def _qual_text(self, text: str) -> str:
+        """:meth:`qual` of a dotted name."""
         head, dot, rest = text.partition(".")
         if head in self.aliases and head not in self.local_defs:
             return self.aliases[head] + dot + rest
@@ -348,7 +350,9 @@ class ModuleIndex:
             return ctx.but(sides=else_sides)
         if sides and _terminal(stmt.orelse) and not _terminal(stmt.body):
             return ctx.but(sides=body_sides)  # ``if rank == 0: pass / else: return``: what follows is rank 0's
-        if sides is None and _tests_flag(test, self.P.distributed_flag_words):
+        depth = len(ctx.sides)
+        if sides is None and (len(after_body.sides) > depth or len(after_else.sides) > depth) and _tests_flag(
+                test, self.P.distributed_flag_words):  # an arm ending in a rank test first: most arms do not
             # ``if distributed: gather(...); if not is_main(): return`` (else: the one-process path): what follows
             # runs on rank 0 only in a distributed run (the arm with the rank-0 return is the distributed one)
             for after, other in ((after_body, stmt.orelse), (after_else, stmt.body)):
@@ -393,9 +397,10 @@ class ModuleIndex:
                     load(node)
             elif kind is _CALL:
                 func = node.func
-                name = self.qual(func)
+                text = dotted(func)  # a chain of names, or None: then so is the receiver's (the same base)
+                name = self._qual_text(text) if text else ""
                 if func.__class__ is _ATTRIBUTE:
-                    recv, method = dotted(func.value), func.attr
+                    recv, method = text.rpartition(".")[0] if text else None, func.attr
                 else:
                     recv, method = None, last(name)
                 arm = arms.get(id(node))

@@ -211,7 +211,7 @@ class CollectiveMismatchChecker(Checker):
             if id(func) not in tests_of:  # a function with no test on a clock has no call under one
                 clocked = _within(clock_lines, func.node) and any(
                     s.name in m.P.clock_calls for s in m.sites_in(func.node))
-                clocks_of[id(func)] = clocks = _clock_names(m, func, names, reach) if clocked else set()
+                clocks_of[id(func)] = clocks = _clock_names(m, func, names, reach, clock_lines) if clocked else set()
                 tested = clocked and any(isinstance(n, (ast.If, ast.IfExp)) and (
                     _on_clock(m, n.test, clocks) or isinstance(n.test, ast.Name)) for n in m.nodes_in(func.node))
                 tests_of[id(func)] = path_tests(func.node) if tested else {}
@@ -521,10 +521,12 @@ def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
     return None
 
 
-def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[str]:
+def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach", clock_lines: list[int]) -> set[str]:
     """Names (and ``self.`` attributes) of ``func`` bound to a clock reading or to an expression over one
     (``last = time.time()``, ``elapsed = time.time() - start``), minus those handed to a collective, to a helper that
-    runs one or is named for one (``sync_flag(elapsed > limit)``): the decision was synchronised."""
+    runs one or is named for one (``sync_flag(elapsed > limit)``): the decision was synchronised. ``clock_lines``: the
+    lines of the module's clock calls (an assignment holding none of them reads a clock only through a name found;
+    not for statements inlined from helpers, whose substituted arguments may sit on another line than theirs)."""
     def syncs(s: CallSite) -> bool:
         if s.name in names or _imported_collective_helper(m, s) or m.P.matches("collective_helper_names", s.method):
             return True
@@ -537,7 +539,7 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach") -> set[
         before = len(found)
         for node in m.nodes_in(func.node):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
-                    and _on_clock(m, node.value, found):
+                    and (found or m.inlined or _within(clock_lines, node)) and _on_clock(m, node.value, found):
                 if synced is None:
                     synced = {dotted(n) for s in reach.sites.get(id(func), ()) if s.node.args and syncs(s)
                               for a in s.node.args for n in ast.walk(a) if dotted(n)}
