@@ -37,6 +37,15 @@ def test_the_verdict_holds_under_an_unknown_prefix(rules, text):
     assert shown(rules, analyse(rules, PREFIXED(text))) == shown(rules, analyse(rules, text))
 
 
+@pytest.mark.parametrize("row", [
+    "Epoch {i}/10 - 2025-08-21 11:19:5{i},968 - INFO - done",
+    "step {i}00 loss 2.3{i} time 2025-08-21 11:19:5{i},968 - INFO - saved",
+])
+def test_progress_before_a_time_is_no_prefix(row):
+    text = "".join(row.format(i=i) + "\n" for i in range(5))
+    assert unprefixed(text.encode(), WORDS) == text.encode()
+
+
 def test_a_known_rank_label_before_the_unknown_prefix_stays():
     text = "".join(f"[rank{r}]:[titan] 2025-08-21 11:19:52,9{i}8 - root - INFO - Rank {r} batch {i} start\n"
                    for i in range(4) for r in (0, 1))

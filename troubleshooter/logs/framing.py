@@ -291,8 +291,12 @@ def _head(row: str, words: SymptomWords) -> tuple[int, str]:
         if cut > lead and not row[cut - 1].isspace():
             continue
         line = split_prefix(row[cut:], words=words)
-        if words.failure_start.match(line.body) or line.timestamp is not None:
+        if words.failure_start.match(line.body):
             return lead, row[lead:cut].rstrip()
+        if line.timestamp is not None:  # a message's progress before a time is no prefix (``Epoch 3/10 - <time>``)
+            head = row[lead:cut].rstrip()
+            told = head.encode("utf-8", "surrogateescape")
+            return lead, "" if words.has_loss.search(told) or words.progress_line.match(told) else head
     return lead, ""
 
 
