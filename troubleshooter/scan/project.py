@@ -356,8 +356,12 @@ class Project:
         ``tree`` and the added statements' own (walked alone, not the whole module again)."""
         parts = self._parts.get(id(tree))
         if parts is not None:
-            self._parts[id(expanded)] = parts + [node for stmt in added for node in walk(stmt, operators=False)
-                                                 if node.__class__ in _PART_KINDS]
+            nodes = [node for stmt in added for node in walk(stmt, operators=False)]
+            self._parts[id(expanded)] = parts + [node for node in nodes if node.__class__ in _PART_KINDS]
+            # what the inlined statements bind is learnt too: a helper's local renamed where it is inlined
+            # (``rank`` -> ``rank_setup``, the caller has its own ``rank``) still holds a rank
+            self.guards.learn([n for n in nodes if n.__class__ is ast.Assign or n.__class__ is ast.AnnAssign], [],
+                              [n for n in nodes if n.__class__ is _CALL], [n for n in nodes if n.__class__ is ast.If])
 
     def parts(self, tree: ast.Module) -> list[ast.AST] | None:
         """The calls, assignments, imports, definitions and conditional expressions of a module this project has
