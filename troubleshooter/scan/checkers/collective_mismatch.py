@@ -21,6 +21,7 @@ except ImportError:  # Python < 3.11
     import sre_parse as _re_parser
 
 _OPPOSITE = {RANK0: NONZERO, NONZERO: RANK0}
+_ASSIGNMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 
 
 class CollectiveMismatchChecker(Checker):
@@ -526,7 +527,7 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach", clock_l
     (``last = time.time()``, ``elapsed = time.time() - start``), minus those handed to a collective, to a helper that
     runs one or is named for one (``sync_flag(elapsed > limit)``): the decision was synchronised. ``clock_lines``: the
     lines of the module's clock calls (an assignment holding none of them reads a clock only through a name found;
-    not for statements inlined from helpers, whose substituted arguments may sit on another line than theirs)."""
+    not asked of one inlined from a helper, whose substituted arguments may sit on another line than its own)."""
     def syncs(s: CallSite) -> bool:
         if s.name in names or _imported_collective_helper(m, s) or m.P.matches("collective_helper_names", s.method):
             return True
@@ -534,12 +535,13 @@ def _clock_names(m: ModuleIndex, func, names: set[str], reach: "_Reach", clock_l
         return callee is not None and callee is not func and bool(reach.of(callee, {}))
 
     synced = None  # found when a first name is bound to a clock (most functions bind none)
+    inlined = _inlined_lines(m)
     found: set[str] = set()
+    assignments = [node for node in m.nodes_in(func.node) if node.__class__ in _ASSIGNMENTS and node.value is not None]
     for _ in range(3):
         before = len(found)
-        for node in m.nodes_in(func.node):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
-                    and (found or m.inlined or _within(clock_lines, node)) and _on_clock(m, node.value, found):
+        for node in assignments:
+            if (found or node.lineno in inlined or _within(clock_lines, node)) and _on_clock(m, node.value, found):
                 if synced is None:
                     synced = {dotted(n) for s in reach.sites.get(id(func), ()) if s.node.args and syncs(s)
                               for a in s.node.args for n in ast.walk(a) if dotted(n)}
@@ -730,6 +732,16 @@ def _within(lines: list[int], definition: ast.AST) -> bool:
     start = min([definition.lineno, *(d.lineno for d in getattr(definition, "decorator_list", ()))])
     at = bisect_left(lines, start)
     return at < len(lines) and lines[at] <= end
+
+
+def _inlined_lines(m: ModuleIndex) -> set[int]:
+    """The lines of the statements inlined from helpers (a node in one lies within the statement's lines, not always
+    within its own), once per module."""
+    found = m.memo.get("inlined_lines")
+    if found is None:
+        found = m.memo["inlined_lines"] = {line for stmt in m.inlined
+                                           for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
+    return found
 
 
 def _may_read(m: ModuleIndex, pattern: re.Pattern) -> bool:
