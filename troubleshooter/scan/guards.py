@@ -193,13 +193,14 @@ class RankLogic:
         self._unresolved = False  # learnt something since main_only_vars was last resolved
         self._value_kinds: dict[str, set] = {}  # last name -> kinds of every value bound to it (see _value_kind)
         self._param_defaults: dict[str, list[list[tuple[str, object]]]] = {}  # callable -> [(param, default kind)]
-        self._passed: dict[str, list[tuple[list, dict]]] = {}  # callable -> kinds of the arguments of each call
+        self._passed: dict[str, list[tuple[ast.Call, bool]]] = {}  # callable -> its calls (and: made on rank 0)
 
     # ---- learning ---------------------------------------------------------------------------
     def learn(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call] = (),
-              ifs: list[ast.If] = ()) -> None:
+              ifs: list[ast.If] = (), main_only: bool = True) -> None:
         """Add names assigned from a rank / a rank-0 test, predicates returning one, and parameters a rank
-        is passed to (``Trainer(model, rank)``, ``mp.spawn(worker, ...)``), to a fixpoint."""
+        is passed to (``Trainer(model, rank)``, ``mp.spawn(worker, ...)``), to a fixpoint; and (``main_only``) the
+        evidence for values that exist on the main process only."""
         params = _parameters(functions)
         spawners = {last(s) for s in self.P.spawners}
         known = params.keys() | spawners
@@ -261,7 +262,8 @@ class RankLogic:
             if before == len(self.rank_vars) + len(self.main_vars) + len(self.off_main_vars) + len(self.flag_sides):
                 break
         self.rank0_decorators.update(f.name for f in functions if self._is_rank0_decorator(f))
-        self._learn_main_only(assigns, functions, calls, ifs)
+        if main_only:
+            self._learn_main_only(assigns, functions, calls, ifs)
 
     # ---- values that exist on the main process only -------------------------------------------
     def _learn_main_only(self, assigns: list[ast.AST], functions: list[ast.AST], calls: list[ast.Call],
@@ -298,13 +300,16 @@ class RankLogic:
                      for a, d in pairs]
             for name in {func.name, getattr(func, "owner_class", None) if func.name == "__init__" else None} - {None}:
                 self._param_defaults.setdefault(name, []).append(kinds)
-        for call in calls:
-            name = _called_last(call.func)
-            if name and (call.args or call.keywords):
-                main = id(call) in on_rank0
-                self._passed.setdefault(name, []).append((
-                    [None if a.__class__ is ast.Starred else self._value_kind(a, main) for a in call.args],
-                    {k.arg: self._value_kind(k.value, main) for k in call.keywords if k.arg}))
+        passed = self._passed
+        for call in calls:  # read when resolving, and only for the callables some module defines
+            if call.args or call.keywords:
+                name = _called_last(call.func)
+                if name:
+                    found = passed.get(name)
+                    if found is None:
+                        passed[name] = [(call, id(call) in on_rank0)]
+                    else:
+                        found.append((call, id(call) in on_rank0))
         self._unresolved = True
 
     def resolve_main_only(self) -> frozenset[str]:
@@ -333,7 +338,9 @@ class RankLogic:
     def _resolve_main_only(self) -> set[str]:
         kinds = {name: set(found) for name, found in self._value_kinds.items()}
         for callable_name, definitions in self._param_defaults.items():
-            passed = self._passed.get(callable_name, ())
+            passed = [([None if a.__class__ is ast.Starred else self._value_kind(a, main) for a in call.args],
+                       {k.arg: self._value_kind(k.value, main) for k in call.keywords if k.arg})
+                      for call, main in self._passed.get(callable_name, ())]
             for params in definitions:
                 for position, (param, default) in enumerate(params):
                     found = kinds.setdefault(param, set())

@@ -361,7 +361,7 @@ class Project:
             # what the inlined statements bind is learnt too: a helper's local renamed where it is inlined
             # (``rank`` -> ``rank_setup``, the caller has its own ``rank``) still holds a rank
             self.guards.learn([n for n in nodes if n.__class__ is ast.Assign or n.__class__ is ast.AnnAssign], [],
-                              [n for n in nodes if n.__class__ is _CALL], [n for n in nodes if n.__class__ is ast.If])
+                              [n for n in nodes if n.__class__ is _CALL], main_only=False)  # the helper's: known
 
     def parts(self, tree: ast.Module) -> list[ast.AST] | None:
         """The calls, assignments, imports, definitions and conditional expressions of a module this project has
