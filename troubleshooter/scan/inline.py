@@ -347,10 +347,16 @@ def _bodies(tree: ast.Module):
                 todo.extend(h.body for h in stmt.handlers)
 
 
-def _stores(func: ast.FunctionDef) -> set[str]:
-    return {n.id for n in walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
-        (a.asname or a.name).partition(".")[0] for n in walk(func) if isinstance(n, (ast.Import, ast.ImportFrom))
-        for a in n.names}
+def _bound_names(func: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """(every name the function binds: stored or imported, the names its imports bind), in one walk."""
+    stored, imported = set(), set()
+    for node in walk(func, operators=False):
+        if node.__class__ is ast.Name:
+            if node.ctx.__class__ is not ast.Load:
+                stored.add(node.id)
+        elif node.__class__ is ast.Import or node.__class__ is ast.ImportFrom:
+            imported.update((a.asname or a.name).partition(".")[0] for a in node.names)
+    return stored | imported, imported
 
 
 def _expr_of(text: str, ctx: ast.expr_context) -> ast.expr:
@@ -412,7 +418,7 @@ def _inline(stmt: ast.stmt, helper: HelperModule, func: ast.FunctionDef, expansi
             returned, targets = [ast.Tuple(returned, ctx=ast.Load())], targets
         else:
             targets = []
-    stored = _stores(func)
+    stored, imported = _bound_names(func)
     params = [a.arg for a in [*func.args.args, *func.args.kwonlyargs]]
     renamed: dict[str, str] = {}
     names_returned = [r.id for r in returned if isinstance(r, ast.Name)]
@@ -441,8 +447,6 @@ def _inline(stmt: ast.stmt, helper: HelperModule, func: ast.FunctionDef, expansi
         if name in renamed and dotted(value) == renamed[name]:
             continue
         prologue.append(ast.Assign([ast.Name(name, ctx=ast.Store())], copy.deepcopy(value)))
-    imported = {(a.asname or a.name).partition(".")[0] for n in walk(func) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names}
     for name in sorted(stored - imported - set(params) - set(renamed)):
         if name in caller_names:  # a local of the helper is not the caller's variable of the same name
             renamed[name] = f"{name}_{func.name}"

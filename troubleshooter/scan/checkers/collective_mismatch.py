@@ -352,7 +352,10 @@ class CollectiveMismatchChecker(Checker):
         first = _first_unpacked_from(m, site)
         if first is not None and first.name:  # ``engine, opt, _, _ = deepspeed.initialize(...)``: the engine
             spellings.append(f"{first.name}[0].{site.method}")
-        lightning = any(q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
+        lightning = m.memo.get("collective-mismatch.lightning")
+        if lightning is None:
+            lightning = m.memo["collective-mismatch.lightning"] = any(
+                q == "lightning" or q.startswith("lightning.") for q in m.aliases.values())
         return any(m.P.matches("framework_collectives", method) or (
             lightning and m.P.matches("lightning_collectives", method)) or (
             m.P.matches("sharded_engine_collectives", method) and _shows_sharded_engine(m)) for method in spellings) \
@@ -514,8 +517,11 @@ def _first_unpacked_from(m: ModuleIndex, site: CallSite) -> CallSite | None:
     if binding is not None and isinstance(binding.value, ast.Subscript) and isinstance(binding.value.value, ast.Call) \
             and const(binding.value.slice) == 0:  # ``engine = deepspeed.initialize(...)[0]``
         return m.site_of(binding.value.value)
-    for made in m.calls:
-        if made.unpacked_to and made.unpacked_to[0] == recv and (
+    unpacking = m.memo.get("collective-mismatch.unpacking")
+    if unpacking is None:  # asked per call with a receiver: the few calls unpacked into names, listed once
+        unpacking = m.memo["collective-mismatch.unpacking"] = [made for made in m.calls if made.unpacked_to]
+    for made in unpacking:
+        if made.unpacked_to[0] == recv and (
                 made.ctx.func is func or (recv.startswith("self.") and made.ctx.func is not None and func is not None
                                           and made.ctx.func.cls is not None and made.ctx.func.cls == func.cls)):
             return made
