@@ -71,6 +71,12 @@ TORCH_TOO_OLD = [
     "TypeError: DistributedDataParallel.__init__() got an unexpected keyword argument 'static_graph'",
     "AttributeError: 'DistributedDataParallel' object has no attribute '_set_static_graph'",
     "[rank1]: TypeError: new_group() got an unexpected keyword argument 'use_local_synchronization'",
+    # DDP and DistributedSampler arguments a later torch added (find_unused_parameters 1.1, drop_last 1.8), with and
+    # without the class name newer Pythons print
+    "TypeError: __init__() got an unexpected keyword argument 'find_unused_parameters'",
+    "TypeError: DistributedDataParallel.__init__() got an unexpected keyword argument 'delay_all_reduce_named_params'",
+    "TypeError: __init__() got an unexpected keyword argument 'drop_last'",
+    "TypeError: DistributedSampler.__init__() got an unexpected keyword argument 'drop_last'",
 ]
 
 
@@ -99,6 +105,7 @@ NOT_A_VERSION = [
     "TypeError: init() got an unexpected keyword argument 'hidden_dim'",
     "TypeError: my_barrier() got an unexpected keyword argument 'device_ids'",
     "TypeError: __init__() got an unexpected keyword argument 'find_unused_parameter'",
+    "TypeError: MySampler.__init__() got an unexpected keyword argument 'drop_last'",
 ]
 
 
