@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 TEMPLATE = '''
 import os
@@ -68,9 +68,7 @@ NOT_REBOUND = {
 
 
 def _flagged(tmp_path: Path, helper: str, call: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(helper=helper, call=call))
-    return "hardcoded-cuda0" in shown_findings([str(path)])[0]
+    return "hardcoded-cuda0" in shown_ids(tmp_path, TEMPLATE.format(helper=helper, call=call))
 
 
 @pytest.mark.parametrize("case", REBOUND, ids=list(REBOUND))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 TEMPLATE = '''
 import os
@@ -89,10 +89,8 @@ EVERY_RANK = {
 }
 
 
-def _hits(tmp_path: Path, made: str, guarded: str) -> dict:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(made=made, guarded=guarded))
-    return shown_findings([str(path)])[0]
+def _hits(tmp_path: Path, made: str, guarded: str) -> set[str]:
+    return shown_ids(tmp_path, TEMPLATE.format(made=made, guarded=guarded))
 
 
 @pytest.mark.parametrize("case", SPELLINGS, ids=list(SPELLINGS))
@@ -140,6 +138,4 @@ if __name__ == "__main__":
 @pytest.mark.parametrize("none, one_sided", [("", False), ("    else:\n        args.output_dir = None", True)],
                          ids=["set on rank 0, bound elsewhere unseen", "None on the other ranks"])
 def test_a_value_needs_to_be_seen_none_off_rank_0(tmp_path, none, one_sided):
-    path = tmp_path / "train.py"
-    path.write_text(OPTION.format(none=none))
-    assert ("collective-mismatch" in shown_findings([str(path)])[0]) is one_sided
+    assert ("collective-mismatch" in shown_ids(tmp_path, OPTION.format(none=none))) is one_sided

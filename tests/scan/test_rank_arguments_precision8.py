@@ -8,11 +8,9 @@ A name given as the world size is not a rank.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 TEMPLATE = '''
 import torch
@@ -62,13 +60,10 @@ GIVEN = {
 @pytest.mark.parametrize("case", GIVEN, ids=list(GIVEN))
 def test_a_name_given_as_the_rank_guards_the_save(tmp_path, case):
     param, group, sampler, test = GIVEN[case]
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(param=param, group=group, sampler=sampler, test=test))
-    assert "logging-from-all-ranks" not in shown_findings([str(path)])[0]
+    code = TEMPLATE.format(param=param, group=group, sampler=sampler, test=test)
+    assert "logging-from-all-ranks" not in shown_ids(tmp_path, code)
 
 
 def test_a_name_given_as_the_world_size_is_not_a_rank(tmp_path):
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(param="proc", group="world_size=n, rank=proc", sampler="num_replicas=n",
-                                    test="n == 1"))
-    assert "logging-from-all-ranks" in shown_findings([str(path)])[0]
+    code = TEMPLATE.format(param="proc", group="world_size=n, rank=proc", sampler="num_replicas=n", test="n == 1")
+    assert "logging-from-all-ranks" in shown_ids(tmp_path, code)

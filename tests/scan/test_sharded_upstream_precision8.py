@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shown_ids
 
 ID = "missing-distributed-sampler"
 
@@ -81,9 +81,7 @@ UNCUT = {
 
 
 def _flagged(tmp_path: Path, cut: str) -> bool:
-    path = tmp_path / "train.py"
-    path.write_text(TEMPLATE.format(cut=cut))
-    return ID in shown_findings([str(path)])[0]
+    return ID in shown_ids(tmp_path, TEMPLATE.format(cut=cut))
 
 
 @pytest.mark.parametrize("cut", CUTS.values(), ids=list(CUTS))
