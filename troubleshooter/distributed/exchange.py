@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 POLL_S = 0.2
+CONNECT_GRACE_S = 30.0  # a loaded machine can overrun the store's own connect timeout; never exit inside it
 
 
 class ExchangeError(Exception):
@@ -63,8 +64,12 @@ class Exchange:
         return self.store is not None
 
     def publish(self, payload: dict[str, Any]) -> None:
-        """Hand this rank's payload to rank 0; ExchangeError when that is impossible."""
-        if not self.wait_connected(self.timeout_s):
+        """Hand this rank's payload to rank 0; ExchangeError when that is impossible.
+
+        Waits for the connecting thread to end (the store's timeout bounds it): a process that exits
+        while that thread is still inside the store's native code can abort (SIGABRT).
+        """
+        if not self.wait_connected(self.timeout_s + CONNECT_GRACE_S):
             raise ExchangeError(self.error or f"still connecting to {self.addr}:{self.port} after {self.timeout_s:g} s")
         try:
             self.store.set(f"result/{self.rank}", json.dumps(payload, default=str))
