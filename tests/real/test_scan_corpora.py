@@ -300,11 +300,11 @@ ACCEPTED_REAL_WARNINGS = {
 # rank alike (report0 registers them off rank 0 with no values), so every rank joins the all_reduce. (efficientvit's
 # set-up and dist_barrier() behind its package's re-exporting __init__.py are resolved since scan-precision6.)
 KNOWN_FALSE_ALARMS = {
-    # blind11 first look (tests/real/buggy/SOURCES-blind11.md), judged wrong: minRF's DataLoader reads a mosaicml
-    # StreamingDataset, which partitions its samples by rank itself (RANK/WORLD_SIZE, num_canonical_nodes); and
-    # 1d-tokenizer's un-sharded pretokenized-JSONL DataLoader sits in an else arm no shipped config reaches (the
-    # `pretokenization` configs all take the two branches above it), so the file as used is correct.
-    "cloneofsimo/minRF/advanced/main_t2i.py": {"missing-distributed-sampler advanced/main_t2i.py:554"},
+    # blind11 first look (tests/real/buggy/SOURCES-blind11.md), judged wrong: 1d-tokenizer's un-sharded
+    # pretokenized-JSONL DataLoader sits in an else arm no shipped config reaches (the `pretokenization` configs all
+    # take the two branches above it), so the file as used is correct. (minRF's DataLoader over a mosaicml
+    # StreamingDataset, which partitions its samples by rank itself, is fixed by scan-precision11: library datasets
+    # that shard by rank, rules/scan/frameworks.yaml rank_sharding_datasets.)
     "bytedance/1d-tokenizer/scripts/train_titok.py": {"missing-distributed-sampler utils/train_utils.py:343"},
     "NVlabs/stylegan3/train.py": {"collective-mismatch torch_utils/training_stats.py:256"},
     "NVlabs/edm2/train_edm2.py": {"collective-mismatch torch_utils/training_stats.py:249"},
