@@ -298,8 +298,8 @@ ACCEPTED_REAL_WARNINGS = {
 # Correct-file warnings judged WRONG and not fixed yet (counted by bench/scan_quality.py all the same; listed so the
 # ratchet still fails on any other). (SiT's every-rank Hub load, once listed here, is accepted above; VQ-Diffusion's
 # per-optimizer skip, fixed by scan-recall7b: a loop over a mapping's entries holds no batch data.)
-# stylegan3's and edm2's training_stats._sync return early when no counter name matches, but the names are registered on every
-# rank alike (report0 registers them off rank 0 with no values), so every rank joins the all_reduce. (efficientvit's
+# (stylegan3's and edm2's training_stats._sync, an early return when no counter name matches, is advice since
+# scan-precision11: the names come from a module-level registry every rank fills alike.) (efficientvit's
 # set-up and dist_barrier() behind its package's re-exporting __init__.py are resolved since scan-precision6.)
 KNOWN_FALSE_ALARMS = {
     # blind11 first look (tests/real/buggy/SOURCES-blind11.md), judged wrong: 1d-tokenizer's un-sharded
@@ -308,8 +308,6 @@ KNOWN_FALSE_ALARMS = {
     # StreamingDataset, which partitions its samples by rank itself, is fixed by scan-precision11: library datasets
     # that shard by rank, rules/scan/frameworks.yaml rank_sharding_datasets.)
     "bytedance/1d-tokenizer/scripts/train_titok.py": {"missing-distributed-sampler utils/train_utils.py:343"},
-    "NVlabs/stylegan3/train.py": {"collective-mismatch torch_utils/training_stats.py:256"},
-    "NVlabs/edm2/train_edm2.py": {"collective-mismatch torch_utils/training_stats.py:249"},
     # (First look of scan-precision6 (session 6), judged wrong and fixed since: SparK's one-process arm, `'RANK' not
     # in os.environ`, by scan-precision7; nanoVLM's rows cut with `.shard(num_shards=world_size, index=rank)` before
     # two dataset wrappers, by scan-precision8. stylegan2-pytorch's missing set_device, re-judged right by

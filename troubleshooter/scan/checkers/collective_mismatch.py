@@ -11,7 +11,9 @@ from functools import lru_cache
 from troubleshooter.scan.callargs import (
     bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import collective_names, function_arguments, local_callee, wrapped_models
+from troubleshooter.scan.checkers._common import (
+    callers_of, collective_names, function_arguments, local_callee, wrapped_models,
+)
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last, walk
 
 try:  # the regular-expression parser (read for the literal text every match of a pattern contains)
@@ -106,11 +108,17 @@ class CollectiveMismatchChecker(Checker):
                         continue
                     for site in m.sites_in(stmt):
                         if site.ctx.func is info and not site.ctx.sides and self._is_collective(m, site, names):
-                            yield Hit(site.line, f"{site.method} runs after an early return on "
-                                                 f"`{ast.unparse(exit_stmt.test)}` (line {exit_stmt.lineno}), which "
-                                                 "depends on this rank's own data: ranks where it holds leave without "
-                                                 "joining, the others block until the timeout",
-                                      {"variable": site.method})
+                            test = f"`{ast.unparse(exit_stmt.test)}` (line {exit_stmt.lineno})"
+                            if _given_registry_keys(m, info, exit_stmt):
+                                yield Hit(site.line, f"{site.method} runs after an early return on {test}, which "
+                                                     "tests the names registered in a module-level registry: every "
+                                                     "rank joins as long as every rank registers the same names",
+                                          {"variable": site.method}, severity="info")
+                            else:
+                                yield Hit(site.line, f"{site.method} runs after an early return on {test}, which "
+                                                     "depends on this rank's own data: ranks where it holds leave "
+                                                     "without joining, the others block until the timeout",
+                                          {"variable": site.method})
                             return
 
     def _one_rank_breaks(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
@@ -858,6 +866,55 @@ def _data_dependent_exit(m: ModuleIndex, stmt: ast.If, params: set[str], func) -
         return (isinstance(left, ast.Call) and dotted(left.func) == "len" and len(left.args) == 1
                 and dotted(left.args[0]) in params and const(test.comparators[0]) in (0, 1))
     return False
+
+
+def _given_registry_keys(m: ModuleIndex, func, exit_stmt: ast.If) -> bool:
+    """Every call of ``func`` passes, for the parameter the early return tests, the keys of a module-level registry
+    (``_sync(self.names())`` where ``names()`` returns ``[n for n in _counters if ...]`` and ``_counters = dict()``
+    at module level): the test asks whether any name was registered in the process, not whether this rank holds
+    data, and names are registered by the code every rank runs. The scan cannot tell a registration made on one rank
+    only, so the exit is advice there (``info``), not a hang."""
+    tested = {dotted(n) for n in ast.walk(exit_stmt.test) if isinstance(n, ast.Name)}
+    params = [a.arg for a in func.node.args.args]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    positions = [i for i, p in enumerate(params) if p in tested]
+    callers = callers_of(m, func)
+    if len(positions) != 1 or not callers:
+        return False
+    for call in callers:
+        given = call.arg(positions[0], params[positions[0]])
+        made = m.site_of(given) if isinstance(given, ast.Call) else None
+        source = local_callee(m, made) if made is not None else None
+        if source is None or m.mentions_rank(given) or not _returns_registry_keys(m, source):
+            return False
+    return True
+
+
+def _returns_registry_keys(m: ModuleIndex, func) -> bool:
+    """Every return of ``func`` lists the keys of a module-level dict: ``[k for k in REGISTRY if ...]``,
+    ``list(REGISTRY)``, ``sorted(REGISTRY.keys())``."""
+    registries = {t.id for stmt in m.tree.body if isinstance(stmt, ast.Assign) for t in stmt.targets
+                  if isinstance(t, ast.Name) and (isinstance(stmt.value, ast.Dict) or isinstance(stmt.value, ast.Call)
+                                                  and dotted(stmt.value.func) in ("dict", "collections.OrderedDict",
+                                                                                  "OrderedDict"))}
+
+    def over_registry(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "keys":
+            node = node.func.value
+        return isinstance(node, ast.Name) and node.id in registries
+
+    returns = [n.value for n in m.nodes_in(func.node) if isinstance(n, ast.Return) and n.value is not None]
+    for value in returns:
+        if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            ok = len(value.generators) == 1 and over_registry(value.generators[0].iter)
+        elif isinstance(value, ast.Call) and dotted(value.func) in ("list", "sorted", "set", "tuple"):
+            ok = len(value.args) == 1 and over_registry(value.args[0])
+        else:
+            ok = False
+        if not ok:
+            return False
+    return bool(returns)
 
 
 def _local_metric_source(m: ModuleIndex, func, test: ast.AST, names: set[str], runs: dict[str, str]) -> str | None:
