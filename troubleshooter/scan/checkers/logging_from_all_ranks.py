@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, derivation, function_arguments, launcher_absent_when, local_callee,
+    contains, derivation, function_arguments, launcher_absent_when, local_callee, resolved_const,
 )
 from troubleshooter.scan.model import const, dotted, last, walk
 
@@ -43,6 +43,9 @@ class LoggingFromAllRanksChecker(Checker):
                 if site.name.partition(".")[0] in switched_off:
                     continue
                 what = f"{site.name}() runs on every rank: one run/event file per rank, duplicated or clashing metrics"
+                if _off_by_default(m, site):
+                    what = f"{what} (once tracking is switched on: it is off by default here)"
+                    severity = "info"  # the default run starts no tracker; the scan cannot see how it is run
             elif site.name in P.checkpoint_writers or site.method in P.checkpoint_writers and site.recv:
                 if site.kw("is_main_process") is not None or self._per_item_output(m, site) or m.rank0_first(site) \
                         or self._private_target(m, site) or _in_one_process_arm(m, site) or _per_sample(m, site):
@@ -256,6 +259,80 @@ def _one_process_when(m, test: ast.AST) -> bool | None:
     if bound == 1 and isinstance(op, (ast.Gt, ast.NotEq)) or bound == 2 and isinstance(op, ast.GtE):
         return False
     return None
+
+
+def _off_by_default(m, site) -> bool:
+    """The tracker starts only behind a switch the script leaves off by default: inside ``if args.log_wandb:`` (a
+    ``store_true`` option, or ``default=False``/``None``), ``if TRACK:`` (a module constant ``False``), ``if track:``
+    (a parameter defaulting to ``False`` that no call in the file sets); or ``wandb.init(mode="disabled" unless such
+    a switch)``. The default run starts no tracker at all."""
+    scope = site.ctx.func.node if site.ctx.func is not None else m.tree
+    for node in m.nodes_in(scope):
+        if isinstance(node, ast.If) and node is not site.node:
+            arm = (True if any(contains(stmt, site.node) for stmt in node.body) else
+                   False if any(contains(stmt, site.node) for stmt in node.orelse) else None)
+            if arm is not None and _switch_value(m, node.test, site) is (not arm):
+                return True
+    mode = site.kw("mode")
+    if isinstance(mode, ast.IfExp):
+        chosen = _switch_value(m, mode.test, site)
+        mode = None if chosen is None else (mode.body if chosen else mode.orelse)
+    return const(mode) == "disabled"
+
+
+def _switch_value(m, test: ast.AST, site) -> bool | None:
+    """True/False when ``test`` reads switches whose default value the file fixes; None when it cannot tell."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        value = _switch_value(m, test.operand, site)
+        return None if value is None else not value
+    if isinstance(test, ast.BoolOp):
+        values = [_switch_value(m, v, site) for v in test.values]
+        decisive = isinstance(test.op, ast.And) and False in values or isinstance(test.op, ast.Or) and True in values
+        return isinstance(test.op, ast.Or) if decisive else None
+    name = dotted(test)
+    if not name:
+        return None
+    found = _store_true_default(m, name)
+    if found is None:
+        found = resolved_const(m, test, site, default=...)
+    if found is ... or found is None and "." in name:
+        found = _constant_binding(m, name, site)
+    return None if found is ... else bool(found)
+
+
+def _store_true_default(m, name: str) -> bool | None:
+    """``args.log_wandb`` from ``add_argument("--log-wandb", action="store_true")`` with no other default, when
+    nothing in the file assigns that attribute: False."""
+    attr = last(name) if "." in name else None
+    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
+        return None
+    for s in m.calls:
+        if s.method != "add_argument" or const(s.kw("action")) != "store_true":
+            continue
+        dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
+                                            if str(const(a)).startswith("--")), None)
+        if dest == attr:
+            return bool(const(s.kw("default"), default=False))
+    return None
+
+
+def _constant_binding(m, name: str, site):
+    """The literal a module-level name, or a parameter of the call's function that no call in the file passes,
+    holds by default; ``...`` when not fixed."""
+    bindings = m.bindings.get(name, ())
+    if bindings and all(b.func is None for b in bindings):
+        values = {repr(const(b.value, default=...)) for b in bindings}
+        return const(bindings[0].value, default=...) if len(values) == 1 else ...
+    func = site.ctx.func
+    if bindings or func is None or "." in name:
+        return ...
+    args = func.node.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    if name not in defaults or any(local_callee(m, c) is func for c in m.calls):
+        return ...
+    return const(defaults[name], default=...)
 
 
 def _switched_off_by_rank(m) -> set[str]:
