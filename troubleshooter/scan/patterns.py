@@ -50,7 +50,8 @@ KEYS = (
     "framework_loader_hooks", "synced_object_methods", "gpu_work_names", "clock_calls", "global_batch_config_keys",
     "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
     "ragged_tensor_calls", "loader_seed_arguments", "rank_uniform_exceptions", "device_pickers", "per_device_batch_help_words", SIGNATURES_KEY,
-    "loader_measures", "sharded_engine_markers", "url_fetchers", "rank_sharding_datasets",
+    "loader_measures", "sharded_engine_markers", "url_fetchers", "rank_sharding_datasets", "host_seed_calls",
+    "seed_methods", "batch_split_methods",
     *REGEX_KEYS, *NUMBER_KEYS,
 )
 

@@ -183,7 +183,7 @@ def _micro_count(m: ModuleIndex, loop) -> str | None:
         name = dotted(arg)
         return name if name and _count_seen(m, name, loop.ctx.func) else None
     calls = [n for n in ast.walk(it) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    return "" if any(c.func.attr in ("chunk", "split", "tensor_split") for c in calls) else None
+    return "" if any(c.func.attr in m.P.batch_split_methods for c in calls) else None
 
 
 def _skips_rest(node: ast.If) -> bool:

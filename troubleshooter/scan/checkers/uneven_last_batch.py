@@ -60,8 +60,8 @@ class UnevenLastBatchChecker(Checker):
         generators alike on every rank: each process draws its own size, DistributedSampler gives the ranks
         different numbers of batches and the last all-reduce waits (Lightning#9851). Quiet when a seed call with an
         argument that does not mention the rank runs in the file."""
-        seeds = [s for s in m.calls if s.name in m.P.seed_calls or s.name in ("random.seed", "numpy.random.seed")
-                 or s.method in ("seed", "manual_seed", "seed_everything", "set_seed")]
+        seeds = [s for s in m.calls if s.name in m.P.seed_calls or s.name in m.P.host_seed_calls
+                 or s.method in m.P.seed_methods]
         if any(not any(m.mentions_rank(a) for a in [*s.node.args, *s.node.keywords]) for s in seeds):
             return
         for site in m.calls_named(m.P.distributed_samplers):
