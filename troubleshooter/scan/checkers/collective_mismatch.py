@@ -249,9 +249,15 @@ class CollectiveMismatchChecker(Checker):
         handler re-raises (the run stops anyway), catches an exception every rank raises at the same step
         (``rank_uniform_exceptions``: StopIteration at the end of a shard) or the try body runs the same collective
         (both paths join it)."""
+        # the functions holding such a loop themselves (a handler's calls in a function nested in the loop are that
+        # function's): found from the index's loops, so a function without one is never walked
+        owners = {id(loop.ctx.func) for loop in m.loops if isinstance(loop.node, (ast.For, ast.While))
+                  and any(isinstance(node, ast.Try) for node in loop.node.body)}
+        if not owners:
+            return
         for infos in m.functions.values():
             for info in infos:
-                if info.name == "<class>":
+                if info.name == "<class>" or id(info) not in owners:
                     continue
                 for loop in m.nodes_in(info.node):
                     if not isinstance(loop, (ast.For, ast.While)):
