@@ -172,6 +172,7 @@ class ModuleIndex:
         self._nodes_in: dict[int, list[ast.AST]] = {}  # id(node) -> nodes under it (nodes_in)
         self._nodes_of: dict[type, list[ast.AST]] | None = None  # node class -> the module's nodes of it (nodes_of)
         self._by_method: dict[str, list[CallSite]] | None = None  # method name -> method calls (methods)
+        self._by_loop: dict[int, list[CallSite]] | None = None  # id(loop) -> calls whose innermost loop it is
         self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls, ifs = self._collect_imports(tree)
@@ -539,7 +540,12 @@ class ModuleIndex:
         or through a local function: a line printed there is printed every step (not any ``for``)."""
         key = id(loop)
         if key not in self._training_loops:
-            sites = [s for s in self.sites_in(loop) if s.ctx.loops and s.ctx.loops[-1] is loop]
+            if self._by_loop is None:  # the calls of each loop's own body, grouped once (no walk per loop)
+                self._by_loop = {}
+                for site in self.calls:
+                    if site.ctx.loops:
+                        self._by_loop.setdefault(id(site.ctx.loops[-1]), []).append(site)
+            sites = self._by_loop.get(key, ())
             callees = [f for s in sites if s.method in self.functions and (s.recv in (None, "self"))
                        for f in self.functions[s.method]]
             self._training_loops[key] = any(self._steps(s) for s in sites) or any(
