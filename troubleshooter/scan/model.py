@@ -259,9 +259,11 @@ class ModuleIndex:
             for expr in [*stmt.decorator_list, *stmt.args.defaults, *stmt.args.kw_defaults]:
                 if expr is not None:
                     self._expr(expr, ctx)
-            sides = ()
+            # a function defined inside another exists only in the processes that ran its ``def``: after a rank-0
+            # early return (or in a rank-0 arm) it runs on rank 0 only, wherever it is called or handed to
+            sides = ctx.sides if ctx.func is not None and ctx.func.name != "<class>" else ()
             if any(self.guards.is_rank0_decorator(d) for d in stmt.decorator_list):
-                sides = ((self._new_branch(), RANK0, 0),)
+                sides += ((self._new_branch(), RANK0, 0),)
             self._block(stmt.body, Ctx(func=info, sides=sides))
             return ctx
         if isinstance(stmt, ast.ClassDef):
