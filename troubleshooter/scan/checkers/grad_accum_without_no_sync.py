@@ -11,6 +11,7 @@ from troubleshooter.scan.checkers._common import (
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
 _BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
+_SYNC_FLAG = "require_backward_grad_sync"  # DDP's own switch under no_sync(), read by its forward pass
 
 
 class GradAccumWithoutNoSyncChecker(Checker):
@@ -21,9 +22,11 @@ class GradAccumWithoutNoSyncChecker(Checker):
 
     def check(self, m):
         wrappers = wrapped_models(m)
-        if not wrappers or any(m.methods(name) for name in m.P.gradient_sync_skippers) or any(
-                "require_backward_grad_sync" in n for n in [*m.loaded, *m.bindings]):
-            return  # (nanoGPT: ``model.require_backward_grad_sync = micro_step == steps - 1``)
+        if not wrappers or any(m.methods(name) for name in m.P.gradient_sync_skippers):
+            return
+        if any(_SYNC_FLAG in n for n in [*m.loaded, *m.bindings]):
+            yield from _flag_set_after_forward(m)  # (nanoGPT: ``model.require_backward_grad_sync = ...``)
+            return
         model = next(iter(wrappers))
         no_sync = m.methods("no_sync")
         chosen = [] if no_sync else _chosen_by_reference(m)
@@ -166,6 +169,29 @@ def _optimizer_step(site: CallSite) -> bool:
     """``optimizer.step()`` / ``scaler.step(optimizer)`` (by the receiver's name)."""
     return site.method == "step" and bool(site.recv) and ("optim" in site.recv.lower() or last(site.recv) in (
         "opt", "scaler"))
+
+
+def _flag_set_after_forward(m: ModuleIndex):
+    """``model.require_backward_grad_sync = (micro_step == steps - 1)`` set in a loop after that model's forward
+    call of the same iteration and before the backward (build-nanogpt#30): DDP reads the flag in the forward pass,
+    so the micro-steps it means to skip still all-reduce, and the last one's forward ran with the previous value.
+    Set before the forward (nanoGPT's train.py), it is the hand-written ``no_sync()`` and stays quiet."""
+    for target, bindings in m.bindings.items():
+        owner, _, attr = target.rpartition(".")
+        if attr != _SYNC_FLAG:
+            continue
+        for flag in bindings:
+            if not flag.ctx.loops:
+                continue
+            loop = flag.ctx.loops[-1]
+            own = [s for s in m.sites_in(loop) if s.ctx.loops and s.ctx.loops[-1] is loop]
+            forward = next((s for s in own if s.line < flag.line and dotted(s.node.func) == owner), None)
+            backward = next((s for s in own if s.line > flag.line and s.method == "backward"), None)
+            if forward is not None and backward is not None:
+                yield Hit(flag.line, f"{target} is set after {owner}(...) ran the forward pass (line {forward.line}): "
+                                     "DDP reads it in the forward, so every micro-step still all-reduces; set it "
+                                     f"before the forward call (or use {owner}.no_sync() around forward and backward)",
+                          {"model": owner, "variable": _SYNC_FLAG})
 
 
 def _loop_head(loop) -> str:
