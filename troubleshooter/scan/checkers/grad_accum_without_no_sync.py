@@ -239,6 +239,8 @@ def _off_by_default(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
         return False
     if len(local) == 1 and dotted(local[0].value):  # ``k = args.accum``: the option it reads
         return _off_by_default(m, dotted(local[0].value), func, depth + 1)
+    if not local and any(_off_by_default(m, name, helper, depth + 1) for name, helper in _returned_as(m, steps, func)):
+        return True
     for binding in m.bindings.get(steps, ()):
         holder = binding.func
         if holder is None or binding.value.__class__ is not ast.Name:
@@ -259,6 +261,28 @@ def _off_by_default(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
             if name and _off_by_default(m, name, site.ctx.func, depth + 1):
                 return True
     return False
+
+
+def _returned_as(m: ModuleIndex, name: str, func) -> list[tuple[str, object]]:
+    """(name, helper) for ``k, loader, model = setup(...)`` in ``func``: the name each ``return k, loader, model``
+    of the local helper gives ``k`` at its position (the count bound in a set-up function)."""
+    scope = func.node if func is not None else m.tree
+    found = []
+    for node in m.nodes_in(scope):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        target = next((t for t in node.targets if isinstance(t, ast.Tuple)
+                       and name in [dotted(e) for e in t.elts]), None)
+        made = m.site_of(node.value) if target is not None else None
+        helper = local_callee(m, made) if made is not None else None
+        if helper is None:
+            continue
+        position = [dotted(e) for e in target.elts].index(name)
+        for ret in m.nodes_in(helper.node):
+            if (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
+                    and len(ret.value.elts) == len(target.elts) and dotted(ret.value.elts[position])):
+                found.append((dotted(ret.value.elts[position]), helper))
+    return found
 
 
 def _count_seen(m: ModuleIndex, steps: str, func, depth: int = 0) -> bool:
