@@ -61,3 +61,57 @@ def _body(*lines: str) -> str:
 ])
 def test_the_sync_flag_counts_only_before_the_forward(tmp_path, body, flagged):
     assert ("grad-accum-without-no-sync" in shown_ids(tmp_path, SCRIPT.format(body=body))) is flagged
+
+
+FABRIC_TRAINER = '''\
+import torch
+import torch.nn as nn
+from lightning import Fabric
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model, dataset, grad_accum_every=4):
+        self.fabric = Fabric(accelerator="cuda", devices=8, strategy="ddp")
+        self.fabric.launch()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        self.model, self.optimizer = self.fabric.setup(model, optimizer)
+        self.loader = self.fabric.setup_dataloaders(DataLoader(dataset, batch_size=4, shuffle=True))
+        self.grad_accum_every = grad_accum_every
+
+    def fit(self, steps):
+        batches = iter(self.loader)
+        for _ in range(steps):
+{inner}
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    Trainer(nn.Linear(32, 1), TensorDataset(torch.randn(4096, 32), torch.randn(4096, 1))).fit(1000)
+'''
+
+FABRIC_PLAIN = '''\
+            for _ in range(self.grad_accum_every):
+                x, y = next(batches)
+                loss = nn.functional.mse_loss(self.model(x), y)
+                self.fabric.backward(loss / self.grad_accum_every)'''
+FABRIC_NO_SYNC = '''\
+            for i in range(self.grad_accum_every):
+                x, y = next(batches)
+                with self.fabric.no_backward_sync(self.model, enabled=i < self.grad_accum_every - 1):
+                    loss = nn.functional.mse_loss(self.model(x), y)
+                    self.fabric.backward(loss / self.grad_accum_every)'''
+
+
+@pytest.mark.parametrize("inner, flagged", [(FABRIC_PLAIN, True), (FABRIC_NO_SYNC, False)])
+def test_fabric_leaves_accumulation_to_the_script(tmp_path, inner, flagged):
+    """Fabric shards, places and unwraps like the Lightning Trainer, but skipping the all-reduce while accumulating
+    is the script's job (fabric.no_backward_sync): alphafold3-pytorch#23."""
+    assert ("grad-accum-without-no-sync" in shown_ids(tmp_path, FABRIC_TRAINER.format(inner=inner))) is flagged
+
+
+def test_fabric_still_handles_what_it_does_for_the_script(tmp_path):
+    code = FABRIC_TRAINER.format(inner=FABRIC_NO_SYNC)
+    assert not shown_ids(tmp_path, code) & {"missing-distributed-sampler", "missing-set-epoch", "missing-set-device",
+                                            "checkpoint-without-module", "destroy-process-group-missing"}
