@@ -237,7 +237,7 @@ def test_what_starts_a_line_of_its_own_is_read_from_the_rules():
 
     from troubleshooter.logs.symptomwords import shipped_words
 
-    wrapped = "".join(row + "\n" for row in ["x" * 70 + " the first message of a run, long", "enough", "epoch 3 went on"])
+    wrapped = "".join(row + "\n" for row in ["x" * 50 + " " + "y" * 19 + " the first message of a run, long", "enough", "epoch 3 went on"])
     assert repair(wrapped.encode(), True).decode().replace("\n\n", "\n") != wrapped
     words = shipped_words()
     own = dataclasses.replace(words, own_line=re.compile(words.own_line.pattern[:-1] + "|enough)"))

@@ -12,11 +12,13 @@
   where the next word would not have fitted: in a paste with at least two such rows, whose next row
   starts no line of its own (a traceback, an exception, a frame, a prefix, a tool's ``name: ``, the
   shell's signal report) nor the way this log's lines begin, and which do not end a sentence, those
-  rows are joined back, when that cap is at least 80 columns (see :func:`reflowed` for the rows broken
-  after a colon or inside a frame, and for a lone broken row). Paragraphs programs wrap themselves
-  (Open MPI's help texts at 74 columns) stay apart: their rows fall short of a longer log's longest
-  line, and a log of nothing else is narrower than 80. When a re-flow broke rows shorter than its cap,
-  it alone is undone: a row that happens to reach the cap is not a terminal's cut.
+  rows are joined back (see :func:`reflowed` for the rows broken after a colon or inside a frame, and
+  for a lone broken row). The cap is the longest row with a space (:func:`reflow_cap`: a row of one word
+  too long to break does not hide it). A re-flow at 80 columns may leave no row longer than 64-79
+  characters, where programs wrap their own paragraphs too (Open MPI's help texts at 74-78 columns):
+  under a cap narrower than 80 only a line that begins as a program's line does or tells a failure
+  (``failure_words``) is joined; paragraphs of plain prose stay apart. When a re-flow broke rows shorter
+  than its cap, it alone is undone: a row that happens to reach the cap is not a terminal's cut.
 
 - A forum's typographer (Discourse outside a code block) curls a paste's quotes and turns ``--`` and ``...``
   into dashes and an ellipsis (``argument #3 ‘weight’``): in a paste the ASCII is put back (``typography``).
@@ -31,7 +33,7 @@
 
 The text is decoded once (:func:`repair`); hard wraps and re-flows are found on its rows. What starts a
 line of its own (never joined to the row before) and how a row shows it is whole are knowledge:
-``own_line_starts``, ``own_line_after_word``, ``failure_starts``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
+``own_line_starts``, ``own_line_after_word``, ``failure_starts``, ``failure_words``, ``line_ends``, ``clause_ends``, ``goes_on``, ``banner_end``,
 ``whole_frame`` and ``terminal_widths`` of ``rules/symptoms.yaml``; this module is the mechanism.
 """
 
@@ -52,6 +54,7 @@ MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
 MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a hard wrap
 START_CHARS = 6           # characters that tell how a line begins
 MIN_REFLOW_WIDTH = 80      # programs wrap their own paragraphs narrower (Open MPI's help texts at 74 columns)
+NARROW_REFLOW_WIDTH = 64   # a re-flow at 80 columns may leave no row longer than this (the next word a long path)
 JSON_PROBE_BYTES = 1 << 16  # where a chunk of a collector's JSON lines shows one beginning
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
 
@@ -166,14 +169,45 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
     mangled C++ name) or by a row going on in lower case (``...so:`` / ``undefined symbol: _ZN...``). A lone
     row is not joined to a row whose first word is as long as the longest row, unless that is no wider than
     a screen (``terminal_widths``): a re-flow's cap is a screen's width, not a 5000-character line's."""
-    width = max(map(len, rows), default=0)
-    if width < MIN_REFLOW_WIDTH:
+    width = reflow_cap(rows)
+    if width < NARROW_REFLOW_WIDTH:
         return set()
     words = words or shipped_words()
+    joins = _reflow_joins(rows, width, words)
+    if width >= MIN_REFLOW_WIDTH:
+        return joins
+    return {i for i in joins if _machine_line(_chain(i, rows, joins), words)}
+
+
+def _chain(index: int, rows: list[str], joins: set[int]) -> list[str]:
+    """The rows of the line whose row ``index`` is joined to the next (from its first row to its last)."""
+    first = last = index
+    while first - 1 in joins:
+        first -= 1
+    while last in joins:
+        last += 1
+    return rows[first:last + 1]
+
+
+def _machine_line(chain: list[str], words: SymptomWords) -> bool:
+    """The line of rows ``chain`` begins the way a program's line does (a traceback, an exception, a tool's
+    ``name: ``, a known prefix such as a rank label or a time) or tells a failure (``failure_starts``,
+    ``failure_words``), not a
+    paragraph of prose a program wrapped itself."""
+    head = chain[0].lstrip()
+    return bool(words.own_line.match(head) or words.own_line_after_word.match(head)
+                or any(words.failure_start.search(row) or words.failure_words.search(row) for row in chain)) \
+        or known_prefixes_end(chain[0], words) > 0
+
+
+def _reflow_joins(rows: list[str], width: int, words: SymptomWords) -> set[int]:
+    """The rows :func:`reflowed` joins in a paste whose cap is ``width``, before the narrow cap's check."""
     banner_end, whole_frame = words.banner_end.search, words.whole_frame.match
 
     def cut(row: str, nxt: str, one_word: bool = False) -> bool:  # the next row's first word would not have fitted
-        return (" " in row.strip() or one_word and bool(row.strip())) and bool(nxt) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
+        spaced = " " in row.strip()  # a row with a space longer than the cap was not left by the re-flow
+        return (spaced or one_word and bool(row.strip())) and (len(row) <= width or not spaced) and bool(nxt) \
+            and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
             and not banner_end(row) and not whole_frame(row.lstrip())
 
     def strict(row: str, nxt: str) -> bool:
@@ -197,10 +231,17 @@ def reflowed(rows: list[str], words: SymptomWords | None = None) -> set[int]:
                                 goes_on)
     lone = joins | {i for i in joins_by(lambda row, nxt: cut(row, nxt, True) and row.endswith(":"), goes_on)
                     if " " not in rows[i + 1].strip() or rows[i + 1][:1].islower()}
-    longest_word_fits = width <= max(words.terminal_widths)  # a re-flow's cap is a screen's width
+    longest_word_fits = max(map(len, rows)) <= max(words.terminal_widths)  # a re-flow's cap is a screen's width
     return {i for i in lone if (len(rows[i + 1].split(" ", 1)[0]) < width or longest_word_fits)  # not a huge line
             and (rows[i + 1][:1].islower() or rows[i + 1].startswith(words.goes_on)
                  or rows[i].lstrip().startswith("File") or rows[i].endswith(":"))}
+
+
+def reflow_cap(rows: list[str]) -> int:
+    """The cap a re-flow would have left: the longest row that holds a space after a first word shorter than
+    :data:`MIN_WRAP_WIDTH` (a re-flow leaves a longer row only for a word it cannot break)."""
+    return max((len(row) for row in rows if len(row.split(None, 1)) == 2 and len(row.split(None, 1)[0]) < MIN_WRAP_WIDTH),
+               default=0)
 
 
 def unflowed(rows: list[str], joins: set[int]) -> list[str]:

@@ -33,6 +33,7 @@ _LISTS = {
     "own_line_starts": "what starts a line of its own in a pasted log (never joined to the row before)",
     "own_line_after_word": "what starts a line of its own after a row a re-flow broke",
     "failure_starts": "what begins a line of a failure (a traceback, a frame, an exception, a kill)",
+    "failure_words": "what tells a failure in a line of prose (a paste re-flowed narrower than 80 joins such lines)",
     "line_ends": "how a pasted row that is a whole line ends (literal endings)",
     "clause_ends": "how a pasted row may end a line, unless the paste is known re-flowed (literal endings)",
     "goes_on": "how a row that reads as the rest of a row a re-flow broke begins (literal beginnings)",
@@ -86,6 +87,7 @@ class SymptomWords:
     own_line: re.Pattern[str]          # matched at a row's start (indentation removed): a line of its own
     own_line_after_word: re.Pattern[str]  # matched at a row's start: a line of its own after a re-flow's break
     failure_start: re.Pattern[str]        # searched in a row: where a line of a failure begins
+    failure_words: re.Pattern[str]        # searched in a row: a word that tells a failure
     line_ends: tuple[str, ...]            # a pasted row ending so is a whole line
     line_or_clause_ends: tuple[str, ...]  # the same, with the clause ends (a paste not known re-flowed)
     goes_on: tuple[str, ...]              # a row beginning so reads as the rest of the row before
@@ -148,6 +150,7 @@ def compile_words(raw: dict[str, Any]) -> SymptomWords:
         own_line=re.compile("(?:" + "|".join(raw["own_line_starts"]) + ")"),
         own_line_after_word=re.compile("(?:" + "|".join(raw["own_line_after_word"]) + ")"),
         failure_start=re.compile("|".join(raw["failure_starts"])),
+        failure_words=re.compile("|".join(raw["failure_words"])),
         line_ends=tuple(raw["line_ends"]), line_or_clause_ends=tuple(raw["line_ends"] + raw["clause_ends"]),
         goes_on=tuple(raw["goes_on"]), banner_end=re.compile("|".join(raw["banner_end"])),
         whole_frame=re.compile("|".join(raw["whole_frame"])), terminal_widths=frozenset(raw["terminal_widths"]),
