@@ -173,6 +173,8 @@ class ModuleIndex:
         self._nodes_of: dict[type, list[ast.AST]] | None = None  # node class -> the module's nodes of it (nodes_of)
         self._by_method: dict[str, list[CallSite]] | None = None  # method name -> method calls (methods)
         self._by_loop: dict[int, list[CallSite]] | None = None  # id(loop) -> calls whose innermost loop it is
+        # names of the scan's own rank-zero-first context managers (set by propagate_rank0)
+        self.rank0_first_contexts: frozenset[str] = frozenset()
         self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls, ifs = self._collect_imports(tree)
@@ -535,7 +537,7 @@ class ModuleIndex:
     def rank0_first(self, site: CallSite) -> bool:
         """The call runs on rank 0 first and on the other ranks only after it (``with torch_distributed_zero_first(
         rank):``, ``accelerator.main_process_first()``, directly or through every caller): not concurrently."""
-        return _under_rank0_first(site, self.P) or bool(site.func and site.func.rank0_first)
+        return _under_rank0_first(site, self.P, self.rank0_first_contexts) or bool(site.func and site.func.rank0_first)
 
     def is_training_loop(self, loop: ast.AST) -> bool:
         """True when the loop itself (not a loop nested in it) steps an optimizer or runs a backward pass, directly
@@ -637,6 +639,9 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
         for name, inner in _callback_calls(index, defs):
             sites.setdefault(name, []).append((position, inner))
     P = indexes[0].P if indexes else None
+    contexts = frozenset(name for index in indexes for name in _rank0_first_managers(index))
+    for index in indexes:
+        index.rank0_first_contexts = contexts
     callers_of: list[tuple[FuncInfo, list[CallSite]]] = []
     for name, infos in defs.items():
         for owner, info in infos:
@@ -648,7 +653,7 @@ def propagate_rank0(indexes: list["ModuleIndex"]) -> None:
         for info, callers in callers_of:
             if all(s.rank0 for s in callers):
                 info.rank0 = True
-            if all(_under_rank0_first(s, P) or (s.func and s.func.rank0_first) for s in callers):
+            if all(_under_rank0_first(s, P, contexts) or (s.func and s.func.rank0_first) for s in callers):
                 info.rank0_first = True
 
 
@@ -692,8 +697,33 @@ def _local_instance(index: "ModuleIndex", site: CallSite) -> bool:
     return made is not None and made.recv is None and made.method in index.classes
 
 
-def _under_rank0_first(site: CallSite, P: Patterns) -> bool:
-    return any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs)
+def _under_rank0_first(site: CallSite, P: Patterns, local: frozenset[str] = frozenset()) -> bool:
+    return any(last(w) in P.rank_zero_first_contexts or last(w) in local for w in site.ctx.withs)
+
+
+def _rank0_first_managers(index: "ModuleIndex") -> list[str]:
+    """The module's own context managers that let rank 0 through first, whatever their name: a ``@contextmanager``
+    function that waits at a barrier under a test before its ``yield`` (the other ranks) and releases under a test
+    after it (rank 0) - ``torch_distributed_zero_first(local_rank)`` and its copies."""
+    found = []
+    for name, infos in index.functions.items():
+        for info in infos:
+            node = info.node
+            if not any(last(dotted(d.func if isinstance(d, ast.Call) else d)) == "contextmanager"
+                       for d in node.decorator_list):
+                continue
+            at = next((i for i, stmt in enumerate(node.body) if isinstance(stmt, ast.Expr)
+                       and isinstance(stmt.value, (ast.Yield, ast.YieldFrom))), None)
+            if at is not None and _barrier_under_test(index, node.body[:at]) and _barrier_under_test(
+                    index, node.body[at + 1:]):
+                found.append(name)
+    return found
+
+
+def _barrier_under_test(index: "ModuleIndex", stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(stmt, ast.If) and any(
+        isinstance(n, ast.Call) and last(dotted(n.func)) in index.P.barrier_methods for n in walk(stmt))
+        for stmt in stmts)
 
 
 def is_main_block(stmt: ast.stmt) -> bool:
