@@ -340,7 +340,7 @@ class ModuleIndex:
         sides = self.classify(test)
         if sides is None:  # ``single_gpu = rank == -1 and n > 1`` then ``if single_gpu:``: the test it holds
             test = self.flag_test(test, stmt.lineno, ctx.func) or test
-            sides = self.classify(test)
+            sides = self.classify(test) if test is not stmt.test else None
         if test is not stmt.test:
             nodes = walk(test, operators=False)
         dist = ctx.dist_branch or _mentions(nodes, self.P.distributed_flag_words) or (
