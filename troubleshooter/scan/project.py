@@ -143,9 +143,9 @@ class Project:
                     continue
                 elif kind is ast.Assign or kind is ast.AnnAssign:
                     assigns.append(node)
-                    targets = node.targets if kind is ast.Assign else [node.target]
-                    if any(isinstance(t, ast.Subscript) and _const(t.slice) == "CUDA_VISIBLE_DEVICES" for t in targets):
-                        self.one_visible_gpu = True
+                    for target in node.targets if kind is ast.Assign else (node.target,):
+                        if target.__class__ is ast.Subscript and _const(target.slice) == "CUDA_VISIBLE_DEVICES":
+                            self.one_visible_gpu = True
                 elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                     defs.append(node)
                 elif kind is ast.If:
@@ -216,7 +216,7 @@ class Project:
         starts: set[str] = set()
         for path, data, tree in modules:
             key = self.files.key(path, tree)
-            imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree))}
+            imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree, data))}
             if _starts(data, signs):
                 starts.add(key)
         for target in {t for targets in imports.values() for t in targets} - imports.keys():
@@ -542,10 +542,16 @@ def _in_code(data: bytes, word: bytes) -> bool:
     return False
 
 
-def _statement_imports(tree: ast.Module) -> list[tuple[str, int]]:
-    """(module, level) of every import statement, found through statement bodies only (no expression walk)."""
+def _statement_imports(tree: ast.Module, data: bytes | None = None) -> list[tuple[str, int]]:
+    """(module, level) of every import statement, found through statement bodies only (no expression walk). With
+    ``data``, the bytes the tree was parsed from, a module whose top-level import statements are as many as the times
+    its bytes spell ``import`` is not searched further: every import statement spells it, so none is nested."""
     out: list[tuple[str, int]] = []
     todo = list(tree.body)
+    if data is not None:
+        top = [stmt for stmt in todo if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom]
+        if len(top) == data.count(b"import"):
+            todo = top
     while todo:
         stmt = todo.pop()
         kind = stmt.__class__
