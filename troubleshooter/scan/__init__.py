@@ -125,7 +125,8 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
             result.unreadable.append(f"{path}: no such file or directory")
             continue
         try:
-            data = Path(path).read_bytes()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             result.unreadable.append(f"{path}: {exc.strerror or exc}")
             continue
