@@ -246,10 +246,11 @@ def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
     """The literal a parameter of a local function or method evidently holds: every call of it in the file passes
     the same literal, or leaves it at its literal default (``def build_loader(ds, shuffle=True)`` called as
     ``build_loader(train_set)``). ``...`` when a call passes anything else, spreads ``*args``/``**kwargs``, or
-    nothing in the file calls the function."""
+    nothing in the file calls the function. A constructor's parameter is read off the class's instantiations
+    (``HDFDataLoader(files, shuffle=True)`` for ``def __init__(self, files, shuffle=True)``)."""
     if func is None or func.name == "<class>" or "." in name or not takes_parameter(func, name):
         return ...
-    calls = [c for c in m.calls if local_callee(m, c) is func]
+    calls = [c for c in m.calls if local_callee(m, c) is func] or _instantiations(m, func)
     values = set()
     for call in calls:
         if any(k.arg is None for k in call.node.keywords) or any(isinstance(a, ast.Starred) for a in call.node.args):
@@ -260,6 +261,15 @@ def parameter_value(m: ModuleIndex, name: str, func: FuncInfo | None):
         values.add(repr(value))
         last_value = value
     return last_value if calls and len(values) == 1 else ...
+
+
+def _instantiations(m: ModuleIndex, func: FuncInfo) -> list[CallSite]:
+    """The calls that build an object of ``func``'s class when ``func`` is its only ``__init__``
+    (``Cls(...)``, not a call of an imported namesake)."""
+    if func.name != "__init__" or func.cls not in m.classes \
+            or sum(f.cls == func.cls for f in m.functions.get("__init__", ())) != 1:
+        return []
+    return [c for c in m.calls if c.recv is None and c.method == func.cls and isinstance(c.node.func, ast.Name)]
 
 
 def spread_keywords(m: ModuleIndex, site: CallSite) -> dict[str, ast.AST]:
