@@ -173,7 +173,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # tests/real/buggy/SOURCES-blind11.md): dev TP 176 FP 6 FN 16 = 0.967 / 0.917 on main 3276d6b + the batch.
 # Recall lowered to 0.89 by the harvest11 batch's first look (6 fresh dev reports labelled before any scan, 3 of 7
 # labels found; tests/real/buggy/SOURCES-harvest11.md): dev TP 179 FP 6 FN 20 = 0.968 / 0.8995 on main ff084e0 + the batch, rounded down.
-DEV_FLOORS = {"precision": 0.96, "recall": 0.89}
+# Recall back to 0.91 with scan-recall11's nanoGPT sync-flag, Lightning Fabric accumulation and constructor-parameter
+# families (build-nanogpt#30, alphafold3-pytorch#23, VariantWorks#126 found): dev TP 182 FP 6 FN 17 = 0.968 / 0.915.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.91}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
