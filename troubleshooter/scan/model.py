@@ -344,7 +344,7 @@ class ModuleIndex:
         if test is not stmt.test:
             nodes = walk(test, operators=False)
         dist = ctx.dist_branch or _mentions(nodes, self.P.distributed_flag_words) or (
-            sides is None and self.guards.mentions_rank(test, nodes))
+            sides is None and self.guards.mentions_rank(test, nodes)) or self._pinned_when_distributed(test, stmt)
         optional = ctx.optional or (sides is None and not dist)
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
@@ -365,6 +365,23 @@ class ModuleIndex:
                 if new and all(side == RANK0 for _, side, _ in new) and not _terminal(other):
                     return ctx.but(sides=after.sides)
         return ctx
+
+    def _pinned_when_distributed(self, test: ast.AST, stmt: ast.If) -> bool:
+        """The test is decided by a name the distributed arm of an earlier ``if`` binds to a literal (``if
+        args.distributed: args.num_gpu = 1`` then ``if args.num_gpu > 1: DataParallel(...)``): its arms are told apart
+        by whether the run is distributed, like the flag itself. Not ``if num_gpus > 1 or device_count() > 1:``,
+        which holds in a distributed run too."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._pinned_when_distributed(test.operand, stmt)
+        if isinstance(test, ast.BoolOp):
+            decided = [self._pinned_when_distributed(v, stmt) for v in test.values]
+            return any(decided) if isinstance(test.op, ast.And) else all(decided)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+            test = test.left
+        if test.__class__ is not _NAME and test.__class__ is not _ATTRIBUTE:
+            return False
+        return any(b.ctx.dist_branch and b.line < stmt.lineno and isinstance(b.value, ast.Constant)
+                   for b in self.bindings.get(dotted(test) or "", ()))
 
     def flag_test(self, test: ast.AST, line: int, func: FuncInfo | None) -> ast.AST | None:
         """The comparison a local flag (or ``not flag``) was bound to, when the function binds it exactly once,
