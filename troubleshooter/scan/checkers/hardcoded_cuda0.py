@@ -7,7 +7,7 @@ import re
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    bare_cuda, contains, ddp_wraps, local_callee, local_rank_name, option_default,
+    bare_cuda, contains, ddp_wraps, local_callee, local_rank_name, option_default, resolved_const,
 )
 from troubleshooter.scan.model import RANK0, const, dotted, last, source
 
@@ -191,17 +191,29 @@ def _pinned_by_call(m, s, wraps: set[int]) -> str | None:
         return "cuda:0"
     if _cuda0(m, s.kw("device")):  # torch.zeros(n, device="cuda:0"), Generator(device=...)
         return "cuda:0"
-    if s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and const(s.arg(0, "device")) == 0:
+    if s.method == "cuda" and isinstance(s.node.func, ast.Attribute) and (
+            const(s.arg(0, "device")) == 0 or _named_zero(m, s.arg(0, "device"), s)):
         return "cuda(0)"
-    if s.method == "to" and isinstance(s.node.func, ast.Attribute) and _is_zero(s.arg(0, "device")):
+    if s.method == "to" and isinstance(s.node.func, ast.Attribute) and (
+            _is_zero(s.arg(0, "device")) or _named_zero(m, s.arg(0, "device"), s)):
         return "to(0)"
-    if s.name in m.P.set_device and const(first) in (0, "cuda:0"):
+    if s.name in m.P.set_device and (const(first) in (0, "cuda:0") or _named_zero(m, first, s)):
         return "cuda:0"
     if const(s.kw("map_location")) == "cuda:0":
         return "cuda:0"
     if id(s.node) in wraps and (const(s.kw("device_ids")) in ([0], (0,)) or const(s.kw("output_device")) == 0):
         return "device_ids=[0]"
     return None
+
+
+def _named_zero(m, node, site) -> bool:
+    """A plain name that evidently holds GPU index 0 (``GPU_ID = 0`` at the top of the file, ``gpu = 0`` as the
+    function's only binding of it, a parameter every call leaves at 0): ``model.cuda(GPU_ID)`` pins GPU 0 as
+    ``model.cuda(0)`` does."""
+    if not isinstance(node, ast.Name) or m.mentions_rank(node):
+        return False
+    value = resolved_const(m, node, site, default=...)
+    return value == 0 and not isinstance(value, bool)
 
 
 def _reaches(m, site, building: set[int]) -> bool:
