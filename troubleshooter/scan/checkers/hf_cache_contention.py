@@ -59,6 +59,8 @@ class HfCacheContentionChecker(Checker):
             if site.name.partition(".")[0] not in P.hub_packages:
                 continue  # task.load_dataset(...): a method of the script's own objects, not the Hub's
             name = site.arg(0, "pretrained_model_name_or_path") or site.arg(0, "path")
+            if self._loaded_model(m, name, site):
+                name = site.arg(1, "model_id")  # ``PeftModel.from_pretrained(model, adapter_id)``: the adapter
             ident = const(name)
             if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:
                 continue
@@ -111,6 +113,16 @@ class HfCacheContentionChecker(Checker):
         names = [d.func if isinstance(d, ast.Call) else d for d in getattr(node, "decorator_list", ())]
         return any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")) in m.P.rank_zero_first_contexts
                    for n in names)
+
+    @staticmethod
+    def _loaded_model(m, name, site) -> bool:
+        """The first argument is a model object, not a name: bound from a loader call (``model =
+        AutoModel.from_pretrained(...)``), or the call is PEFT's (``PeftModel.from_pretrained(model, model_id)``
+        loads the adapter its second argument names)."""
+        if site.name.partition(".")[0] == "peft":
+            return True
+        made = m.value_call(name, site.line, site.func) if isinstance(name, (ast.Name, ast.Attribute)) else None
+        return made is not None and made.method in m.P.hf_cache_loaders
 
     @staticmethod
     def _hub_id_bound(m, name, site) -> bool:
