@@ -179,6 +179,47 @@ def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     return None
 
 
+def config_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
+    """The literal default of a configuration class field an attribute reads (``cfg.shuffle`` with ``@dataclass
+    class DataConfig: shuffle: bool = True``): one local class declares the field with a literal default, the class
+    is only ever built by direct calls that leave the field alone (no keyword for it, no positional argument reaching
+    it, no ``**`` spread; not handed to a parser or a ``from_*`` constructor), and nothing in the file assigns the
+    attribute."""
+    attr = last(name) if name and "." in name else None
+    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
+        return None
+    declared = []
+    for cls in m.classes.values():
+        fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        if attr in fields:
+            declared.append((cls, fields.index(attr)))
+    if len(declared) != 1:
+        return None
+    cls, index = declared[0]
+    value = next(s.value for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                 and s.target.id == attr)
+    if value is None or const(value, default=...) is ...:
+        return None
+    built = {id(c.node.func) for c in m.calls if isinstance(c.node.func, ast.Name) and c.node.func.id == cls.name}
+    annotations = {id(n) for node in walk(m.tree) for a in _annotations(node) for n in walk(a)}
+    if any(isinstance(n, ast.Name) and n.id == cls.name and id(n) not in built | annotations for n in walk(m.tree)):
+        return None  # HfArgumentParser((DataConfig,)), DataConfig.from_yaml(path), OmegaConf.structured(DataConfig)
+    for c in m.calls:
+        if id(c.node.func) in built and (any(k.arg in (None, attr) for k in c.node.keywords) or len(c.node.args) > index):
+            return None
+    return value
+
+
+def _annotations(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+        return [node.returns]
+    return []
+
+
 def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default=None):
     """The literal value an argument evidently holds: a literal; a name the function only ever binds to that
     literal; an option's unchanged default (``args.shuffle``); a key of a dict literal (``cfg["shuffle"]``)."""
@@ -188,6 +229,8 @@ def resolved_const(m: ModuleIndex, node: ast.AST | None, site: CallSite, default
     name = dotted(node)
     if name:
         found = option_default(m, name)
+        if found is None:
+            found = config_default(m, name)
         if found is not None:
             return const(found, default=default)
         bindings = [b for b in m.bindings.get(name, ()) if b.func is site.ctx.func]
