@@ -6,6 +6,8 @@ MPI's help texts) stay apart; a line that begins as a program's line does, or te
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.logs.metamorphic import TRANSFORMS
@@ -39,7 +41,8 @@ def test_an_80_column_reflow_keeps_the_first_finding(name, dev_cases, rules, tmp
 
 
 def joined(text: str) -> str:
-    return repair(text.encode(), True, WORDS).decode().replace("\n\n", "\n")
+    """``text`` repaired, the empty rows joined-away rows leave removed."""
+    return re.sub(r"\n+", "\n", repair(text.encode(), True, WORDS).decode())
 
 
 @pytest.mark.parametrize("reflowed, line", [
@@ -74,3 +77,21 @@ def test_the_cap_ignores_a_row_of_one_unbreakable_word():
             "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
             "a row of words"]
     assert reflow_cap(rows) == len(rows[0])
+
+
+LABELLED = """\
+2024-01-01 10:00:05,669 - ERROR: Exception occurred during the training run:
+Traceback (most recent call last):
+File "/data/.local/share/virtualenvs/workspace/lib/python3.10/site-packages/torch/serialization.py", line 441, in save
+_save(obj, opened_zipfile, pickle_module, pickle_protocol)
+File "/data/.local/share/virtualenvs/workspace/lib/python3.10/site-packages/torch/serialization.py", line 668, in _save
+zip_file.write_record(name, storage.data_ptr(), num_bytes)
+RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file data/228: file write failed
+"""
+
+
+def test_a_rank_labelled_traceback_reflowed_at_100_columns_is_joined_with_its_spaces():
+    """Rows a re-flow left at the cap go on lines it broke shorter (``[rank0]:File`` / a long path): they were
+    broken at a word, not cut by a terminal, so their spaces come back (``line 441``, ``writing file``)."""
+    labelled = TRANSFORMS["torchrun [rankN]:"](LABELLED)
+    assert joined(TRANSFORMS["re-flowed at words, 100 columns"](labelled)) == labelled

@@ -208,10 +208,10 @@ def _reflow_joins(rows: list[str], width: int, words: SymptomWords) -> set[int]:
         spaced = " " in row.strip()  # a row with a space longer than the cap was not left by the re-flow
         return (spaced or one_word and bool(row.strip())) and (len(row) <= width or not spaced) and bool(nxt) \
             and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width \
-            and not banner_end(row) and not whole_frame(row.lstrip())
+            and not banner_end(row) and not whole_frame(_body(row, words))
 
     def strict(row: str, nxt: str) -> bool:
-        head = row.lstrip()
+        head = _body(row, words)
         if head.startswith("File"):  # a whole frame row is followed by its source line; a cut one goes on
             return bool(nxt) and not whole_frame(head) and len(row) + 1 + len(nxt.split(" ", 1)[0]) > width
         return cut(row, nxt) and not row.endswith(words.line_or_clause_ends)
@@ -234,7 +234,7 @@ def _reflow_joins(rows: list[str], width: int, words: SymptomWords) -> set[int]:
     longest_word_fits = max(map(len, rows)) <= max(words.terminal_widths)  # a re-flow's cap is a screen's width
     return {i for i in lone if (len(rows[i + 1].split(" ", 1)[0]) < width or longest_word_fits)  # not a huge line
             and (rows[i + 1][:1].islower() or rows[i + 1].startswith(words.goes_on)
-                 or rows[i].lstrip().startswith("File") or rows[i].endswith(":"))}
+                 or _body(rows[i], words).startswith("File") or rows[i].endswith(":"))}
 
 
 def reflow_cap(rows: list[str]) -> int:
@@ -242,6 +242,12 @@ def reflow_cap(rows: list[str]) -> int:
     :data:`MIN_WRAP_WIDTH` (a re-flow leaves a longer row only for a word it cannot break)."""
     return max((len(row) for row in rows if len(row.split(None, 1)) == 2 and len(row.split(None, 1)[0]) < MIN_WRAP_WIDTH),
                default=0)
+
+
+def _body(row: str, words: SymptomWords) -> str:
+    """``row`` after its known prefixes (a rank label, a time) and its indentation: what a frame or a line's
+    first word is read on."""
+    return row[known_prefixes_end(row, words):].lstrip() if row[:1] not in (" ", "\t", "") else row.lstrip()
 
 
 def unflowed(rows: list[str], joins: set[int]) -> list[str]:
@@ -366,10 +372,11 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
     shorter = sum(len(rows[i]) < width for i in joins)  # rows a re-flow broke; a terminal cuts at its width
     at_width = sum(len(row) == width and bool(nxt.strip()) and not words.banner_end.search(row)
                    for row, nxt in zip(rows, rows[1:]))
-    # a frame row at that length that only the space a re-flow took makes whole (``..., line`` / ``487, in f``)
-    # was broken at a word, not cut by a terminal
-    framed = sum(len(rows[i]) == width and bool(words.whole_frame.match((rows[i] + " " + rows[i + 1]).lstrip()))
-                 and not words.whole_frame.match((rows[i] + rows[i + 1]).lstrip()) for i in joins)
+    # a row at that length was broken at a word, not cut by a terminal, when it goes on a line a re-flow
+    # broke shorter before it (``File`` / a long path at the cap / ``441, in save``), or when only the space a
+    # re-flow took makes its frame whole (``..., line`` / ``487, in f``)
+    framed = sum(len(rows[i]) == width and (any(len(row) < width for row in _chain(i, rows, joins)[:-1])
+                                            or _whole_only_spaced(rows[i], rows[i + 1], words)) for i in joins)
     shorter, at_width = shorter + framed, at_width - framed
     if shorter < max(1, at_width):
         joined = unwrapped(rows, words)
@@ -378,6 +385,12 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
         elif not joins:
             return data
     return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins)).encode("utf-8", "surrogateescape")
+
+
+def _whole_only_spaced(row: str, nxt: str, words: SymptomWords) -> bool:
+    """``row`` and ``nxt`` make a whole traceback frame row when joined with a space, not without one."""
+    return bool(words.whole_frame.match(_body(row + " " + nxt, words))) \
+        and not words.whole_frame.match(_body(row + nxt, words))
 
 
 def cpython_frames(data: bytes) -> bytes:
