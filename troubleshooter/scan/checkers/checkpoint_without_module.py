@@ -208,8 +208,8 @@ class CheckpointWithoutModuleChecker(Checker):
                 rebound = m.binding(name, site.line, func)
                 if rebound is not None and rebound.value is wrap.node:
                     yield site
-            elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls:
-                yield site
+            elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls and site.ctx.func is not func:
+                yield site  # (in the wrap's own method, a state_dict() before the wrap is the bare model's)
         for call in m.calls:
             here = call.ctx.func is func and call.line > wrap.line
             # ``self.model`` bound to the wrap in ``__init__`` only: any method of the class hands the wrapper over
