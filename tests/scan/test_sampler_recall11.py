@@ -65,3 +65,66 @@ def _code(default="False", passed=", shuffle=True", sampler="None", shuffle_arg=
 ])
 def test_a_constructor_parameter_is_read_off_the_instantiations(tmp_path, code, flagged):
     assert ("missing-distributed-sampler" in shown_ids(tmp_path, code)) is flagged
+
+
+
+KWARGS_FACTORY = '''\
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = 8
+    enable_fsdp: bool = False
+    enable_ddp: bool = {ddp}
+
+
+def get_dataloader_kwargs(cfg, dataset, mode):
+    kwargs = {{}}
+    if cfg.enable_fsdp or cfg.enable_ddp:
+        kwargs["sampler"] = DistributedSampler(dataset, shuffle=mode == "train")
+    kwargs["batch_size"] = cfg.batch_size
+    kwargs["drop_last"] = True
+    return kwargs
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    cfg = TrainConfig()
+{tweak}
+    train_set = TensorDataset(torch.randn(4096, 10), torch.randint(0, 5, (4096,)))
+    loader_kwargs = get_dataloader_kwargs(cfg, train_set, "train")
+    train_loader = DataLoader(train_set, num_workers=2, **loader_kwargs)
+    model = DDP(nn.Linear(10, 5).cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(3):
+        for x, y in train_loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("ddp, tweak, flagged", [
+    ("False", "", True),  # X-LANCE/SLAM-LLM#93: the config leaves both switches off, so no sampler is added
+    ("True", "", False),
+    ("False", "    for key, value in os.environ.items():\n        setattr(cfg, key.lower(), value)", False),
+])
+def test_a_sampler_added_by_a_kwargs_helper_only_under_a_switch_the_config_leaves_off(tmp_path, ddp, tweak, flagged):
+    code = KWARGS_FACTORY.format(ddp=ddp, tweak=tweak)
+    assert ("missing-distributed-sampler" in shown_ids(tmp_path, code)) is flagged

@@ -179,14 +179,18 @@ def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     return None
 
 
+_DYNAMIC_UPDATES = ("setattr(", "__dict__", "vars(", "replace(")  # fields set by name: update_config(cfg, **kwargs)
+
+
 def config_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     """The literal default of a configuration class field an attribute reads (``cfg.shuffle`` with ``@dataclass
     class DataConfig: shuffle: bool = True``): one local class declares the field with a literal default, the class
     is only ever built by direct calls that leave the field alone (no keyword for it, no positional argument reaching
     it, no ``**`` spread; not handed to a parser or a ``from_*`` constructor), and nothing in the file assigns the
-    attribute."""
+    attribute, nor sets fields by name (``setattr``, ``__dict__``, ``vars()``, ``dataclasses.replace``)."""
     attr = last(name) if name and "." in name else None
-    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
+    if attr is None or any(last(t) == attr and "." in t for t in m.bindings) or any(
+            word in m.text for word in _DYNAMIC_UPDATES):
         return None
     declared = []
     for cls in m.classes.values():

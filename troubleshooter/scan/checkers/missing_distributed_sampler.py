@@ -9,7 +9,8 @@ from pathlib import Path
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, dataloaders, dataset_name, loader_label, local_callee, resolved_const, split_by_rank, truthy_literal,
+    config_default, contains, dataloaders, dataset_name, loader_label, local_callee, option_default, resolved_const,
+    split_by_rank, truthy_literal,
 )
 from troubleshooter.scan.model import const, dotted, last
 from troubleshooter.scan.source import parse_python
@@ -364,6 +365,8 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
         elif isinstance(value, ast.Call) and dotted(value.func) == "dict" and not value.args and all(
                 k.arg for k in value.keywords):
             found.update((k.arg, k.value) for k in value.keywords)
+        elif isinstance(value, ast.Call) and (built := _kwargs_built_by_helper(m, value)) is not None:
+            found.update(built)
         else:
             return None
         scope = site.ctx.func.node if site.ctx.func else m.tree
@@ -374,6 +377,76 @@ def _spread_keywords(m, site) -> dict[str, ast.AST] | None:
             if isinstance(target, ast.Name) and target.id == name:
                 return None
     return found
+
+
+def _kwargs_built_by_helper(m, call: ast.Call) -> dict[str, ast.AST] | None:
+    """The keys a local helper's returned dict holds (``def get_dataloader_kwargs(cfg, ds): kwargs = {};
+    if cfg.enable_ddp: kwargs["sampler"] = DistributedSampler(ds); ...; return kwargs``): its one returned name,
+    bound to an empty or literal dict and filled by ``kwargs["key"] = value`` stores. A store under an ``if`` that
+    the configuration decides against (a command-line option's or a config class field's unchanged default) is
+    left out; under any other ``if`` it counts (the arm may run). None when the helper does anything else with
+    the dict."""
+    site = m.site_of(call)
+    helper = local_callee(m, site) if site is not None else None
+    if helper is None:
+        return None
+    returns = [n for n in ast.walk(helper.node) if isinstance(n, ast.Return)]
+    if not returns or any(not isinstance(n.value, ast.Name) for n in returns) or len({n.value.id for n in returns}) != 1:
+        return None
+    name = returns[0].value.id
+    keys: dict[str, ast.AST] = {}
+    for node, tests in _statements_with_tests(helper.node.body, ()):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if not (isinstance(node.value, ast.Dict) and all(isinstance(const(k, default=...), str) for k in node.value.keys)):
+                return None
+            keys.update((const(k), v) for k, v in zip(node.value.keys, node.value.values))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and dotted(node.targets[0].value) == name:
+            key = const(node.targets[0].slice, default=...)
+            if not isinstance(key, str):
+                return None
+            if not any(_decided_against(m, test, arm) for test, arm in tests):
+                keys[key] = node.value
+        elif any(isinstance(n, ast.Attribute) and dotted(n.value) == name for n in ast.walk(node)):
+            return None  # kwargs.update(...), kwargs.pop(...)
+    return keys
+
+
+def _statements_with_tests(body: list[ast.stmt], tests: tuple):
+    """Each simple statement of ``body`` with the ``(if-test, arm)`` pairs around it (arm 0: body, 1: else)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _statements_with_tests(stmt.body, (*tests, (stmt.test, 0)))
+            yield from _statements_with_tests(stmt.orelse, (*tests, (stmt.test, 1)))
+        elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _statements_with_tests(getattr(stmt, block, []) or [], tests)
+        else:
+            yield stmt, tests
+
+
+def _decided_against(m, test: ast.AST, arm: int) -> bool:
+    """The configuration makes ``test`` skip ``arm``: its value, from unchanged option and config-class defaults,
+    is False for the body (``if cfg.enable_fsdp or cfg.enable_ddp:`` with both fields defaulting to False) or True
+    for the ``else``."""
+    value = _configured(m, test)
+    return value is not None and value == (arm == 1)
+
+
+def _configured(m, test: ast.AST) -> bool | None:
+    """True/False when ``test`` is decided by unchanged option / config-class defaults alone; None otherwise."""
+    if isinstance(test, ast.BoolOp):
+        values = [_configured(m, v) for v in test.values]
+        if isinstance(test.op, ast.Or):
+            return True if True in values else (False if all(v is False for v in values) else None)
+        return False if False in values else (True if all(v is True for v in values) else None)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _configured(m, test.operand)
+        return None if inner is None else not inner
+    name = dotted(test) if isinstance(test, ast.Attribute) else None
+    default = (option_default(m, name) or config_default(m, name)) if name else None
+    value = const(default, default=...) if default is not None else ...
+    return value if isinstance(value, bool) else None
 
 
 def _returned_to_a_sharder(m, site) -> bool:
