@@ -95,3 +95,14 @@ def test_a_rank_labelled_traceback_reflowed_at_100_columns_is_joined_with_its_sp
     broken at a word, not cut by a terminal, so their spaces come back (``line 441``, ``writing file``)."""
     labelled = TRANSFORMS["torchrun [rankN]:"](LABELLED)
     assert joined(TRANSFORMS["re-flowed at words, 100 columns"](labelled)) == labelled
+
+
+def test_a_records_field_after_a_break_goes_on_the_row_before():
+    """``local_rank: 0`` (a field and its number) continues torchelastic's record; a tool's ``srun: error``
+    after a broken row still starts a line of its own."""
+    line = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 4242) "
+            "of binary: /opt/conda/envs/train/bin/python\n")
+    assert joined(REFLOW_80(line)) == line
+    rows = ("slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0 cgroup. Some of your\n"
+            "srun: error: node-3: task 1: Out Of Memory\n")
+    assert joined(rows) == rows
