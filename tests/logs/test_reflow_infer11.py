@@ -106,3 +106,13 @@ def test_a_records_field_after_a_break_goes_on_the_row_before():
     rows = ("slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0 cgroup. Some of your\n"
             "srun: error: node-3: task 1: Out Of Memory\n")
     assert joined(rows) == rows
+
+
+def test_nccls_lines_begin_a_line_and_are_joined_back_under_a_narrow_cap():
+    """NCCL's ``host:pid:tid [device]`` begins every line it prints: such a line re-flowed narrower than 80
+    columns is joined back, and the next NCCL line is never glued to it."""
+    lines = ("node-a:4242:4300 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to "
+             "^docker,lo,veth_def_agent\n"
+             "node-a:4242:4300 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+             "node-a:4242:4310 [1] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found in the topology\n")
+    assert joined(REFLOW_80(lines)) == lines
