@@ -343,7 +343,8 @@ class ModuleIndex:
             sides = self.classify(test) if test is not stmt.test else None
         if test is not stmt.test:
             nodes = walk(test, operators=False)
-        dist = ctx.dist_branch or _mentions(nodes, self.P.distributed_flag_words) or (
+        dist = ctx.dist_branch or _mentions(nodes, self.P.distributed_flag_words) or self._distributed_predicate(
+            test) or (
             sides is None and self.guards.mentions_rank(test, nodes)) or self._pinned_when_distributed(test, stmt)
         optional = ctx.optional or (sides is None and not dist)
         bid = self._new_branch()
@@ -365,6 +366,29 @@ class ModuleIndex:
                 if new and all(side == RANK0 for _, side, _ in new) and not _terminal(other):
                     return ctx.but(sides=after.sides)
         return ctx
+
+    def _distributed_predicate(self, test: ast.AST) -> bool:
+        """``if ready():`` where ``ready`` is a local function taking no argument whose every test and non-literal
+        return reads the distributed state (a ``torch.distributed`` query such as ``dist.is_available()``, or a
+        distributed flag word: ``is_initialized``, the world size): a "distributed or not" flag whatever the
+        function is called."""
+        test = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args):
+            return False
+        infos = self.functions.get(test.func.id, ())
+        if len(infos) != 1 or infos[0].cls is not None or infos[0].node.args.args:
+            return False
+        parts = [n.test for n in ast.walk(infos[0].node) if isinstance(n, ast.If)] + [
+            n.value for n in ast.walk(infos[0].node)
+            if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Constant)]
+        words = self.P.distributed_flag_words
+
+        def reads_distributed_state(part: ast.AST) -> bool:
+            nodes = walk(part, operators=False)
+            return _mentions(nodes, words) or any(
+                isinstance(n, ast.Call) and self.qual(n.func).startswith("torch.distributed.") for n in nodes)
+
+        return bool(parts) and all(reads_distributed_state(part) for part in parts)
 
     def _pinned_when_distributed(self, test: ast.AST, stmt: ast.If) -> bool:
         """The test is decided by a name the distributed arm of an earlier ``if`` binds to a literal (``if
