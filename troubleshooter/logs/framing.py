@@ -14,7 +14,7 @@
   shell's signal report) nor the way this log's lines begin, and which do not end a sentence, those
   rows are joined back (see :func:`reflowed` for the rows broken after a colon or inside a frame, and
   for a lone broken row). The cap is the longest row with a space (:func:`reflow_cap`: a row of one word
-  too long to break does not hide it). A re-flow at 80 columns may leave no row longer than 64-79
+  too long to break does not hide it). A re-flow at 80 columns may leave no row longer than 40-79
   characters, where programs wrap their own paragraphs too (Open MPI's help texts at 74-78 columns):
   under a cap narrower than 80 only a line that begins as a program's line does or tells a failure
   (``failure_words``) is joined; paragraphs of plain prose stay apart. When a re-flow broke rows shorter
@@ -54,7 +54,7 @@ MIN_WRAP_WIDTH = 60        # narrower "widths" are short lines by chance
 MIN_WRAPPED_LINES = 3      # distinct lines of exactly the width before it counts as a hard wrap
 START_CHARS = 6           # characters that tell how a line begins
 MIN_REFLOW_WIDTH = 80      # programs wrap their own paragraphs narrower (Open MPI's help texts at 74 columns)
-NARROW_REFLOW_WIDTH = 64   # a re-flow at 80 columns may leave no row longer than this (the next word a long path)
+NARROW_REFLOW_WIDTH = 40   # a re-flow at 80 columns may leave no row longer than this (the next word a long path)
 JSON_PROBE_BYTES = 1 << 16  # where a chunk of a collector's JSON lines shows one beginning
 MIN_REFLOWED_LINES = 2    # rows broken at a word boundary before a re-flow counts (the longest line is one by itself)
 
