@@ -9,8 +9,8 @@ from pathlib import Path
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    config_default, contains, dataloaders, dataset_name, loader_label, local_callee, option_default, resolved_const,
-    split_by_rank, truthy_literal,
+    config_default, contains, dataloaders, dataset_name, derivation, loader_label, local_callee, option_default,
+    resolved_const, split_by_rank, truthy_literal,
 )
 from troubleshooter.scan.model import const, dotted, last
 from troubleshooter.scan.source import parse_python
@@ -476,7 +476,7 @@ def _sharded_upstream(m, binding, depth: int = 8) -> bool:
     made = m.value_call(binding.value, binding.line + 1, binding.func)
     if made is None:
         return False
-    if made.method in m.P.loader_sharders or _iterable_class(m, made.node):
+    if made.method in m.P.loader_sharders or _iterable_class(m, made.node) or _built_from_rank_share(m, made):
         return True
     func = made.node.func  # ``rows.select(...)``: the rows; ``Wrapper(rows, ...)``, ``datasets.Subset(rows, ...)``: rows
     receiver = dotted(func.value) if isinstance(func, ast.Attribute) else None
@@ -485,6 +485,22 @@ def _sharded_upstream(m, binding, depth: int = 8) -> bool:
         first = dotted(made.arg(0))
         earlier = m.binding(first, binding.line, binding.func) if first else None
     return _sharded_upstream(m, earlier, depth - 1)
+
+
+def _built_from_rank_share(m, made) -> bool:
+    """The dataset is built from values this rank picked by its rank: ``Subset(full, indices)`` with ``indices =
+    list(range(rank, n, world))`` / ``perm[rank::world]`` / ``np.array_split(idx, world)[rank]``, or rows read from
+    ``files[rank::world]``, followed through the function's earlier assignments (not a device argument)."""
+    given = [*made.node.args, *(k.value for k in made.node.keywords if k.arg is None or "device" not in k.arg)]
+    roots = [root for arg in given for root in derivation(m, arg, made)]
+    moved = [n for root in roots if _moved(root) for n in ast.walk(root)]  # and what a move reads (its device)
+    return any(split_by_rank(m, root) and not m.guards.is_rank_expr(root) for root in roots
+               if not any(root is n for n in moved))
+
+
+def _moved(node: ast.AST) -> bool:
+    """``data.to(rank, "x", "y")`` (PyG's attribute-wise move), ``t.cuda(rank)``: the same rows on this rank's GPU."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
 
 
 def _iterable_class(m, call: ast.Call) -> bool:
