@@ -1,4 +1,9 @@
-"""nccl-tuning-before-profiling: NCCL performance variables set in the training code."""
+"""nccl-tuning-before-profiling: NCCL performance variables set in the training code.
+
+Advice (info) from the scan alone: code cannot show whether a profile chose the values (maintainers pin NCCL_ALGO or
+NCCL_NVLS_ENABLE after measuring, or to avoid a known NCCL bug). The finding's fix still asks for a profiled step
+(its gate) before any value is kept.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ class NcclTuningBeforeProfilingChecker(Checker):
             if var in tuning:
                 yield Hit(line, f"{var} is tuned in code: NCCL tuning helps only a communication-bound job, and "
                                 "nothing here shows a profile that found one (it can also slow or hang other "
-                                "topologies)", {"variable": var})
+                                "topologies)", {"variable": var}, severity="info")
 
     @staticmethod
     def _sets(m):
