@@ -56,11 +56,11 @@ def joined(text: str) -> str:
      "pinned host buffer of 4096 MB for it\n",
      "An error occurred while loading shard 7 of the checkpoint: cannot allocate the "
      "pinned host buffer of 4096 MB for it\n"),
-    # a one-line paste: the quoted name that did not fit left a 56-column row
-    ("TypeError: __init__() got an unexpected keyword argument\n'static_graph'\n",
-     "TypeError: __init__() got an unexpected keyword argument 'static_graph'\n"),
-    ('ImportError: cannot import name "rank_zero_only" from\n"lightning.pytorch.utilities.distributed"\n',
-     'ImportError: cannot import name "rank_zero_only" from "lightning.pytorch.utilities.distributed"\n'),
+    # a short paste re-flowed at 80 columns whose longest row is 61 characters
+    ("RuntimeError: The server socket has failed to listen on any\n"
+     "local network address. The server socket has failed to bind.\n",
+     "RuntimeError: The server socket has failed to listen on any "
+     "local network address. The server socket has failed to bind.\n"),
 ])
 def test_a_line_reflowed_narrower_than_80_columns_is_joined(reflowed, line):
     assert joined(reflowed) == line
