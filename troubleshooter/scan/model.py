@@ -154,7 +154,10 @@ class ModuleIndex:
         # only in part: a name the helper imports is read as its qualified name)
         self._dead: list[tuple[int, int]] | None = None
         self._training_loops: dict[int, bool] = {}
-        self._ifexps: list[ast.IfExp] = []
+        # every conditional expression and assignment of the module (the expanded one: inlined statements too), in
+        # the order the index found them (not walk order): for checkers that look for one anywhere in the file
+        self.ifexps: list[ast.IfExp] = []
+        self.assigns: list[ast.Assign | ast.AnnAssign] = []
         self._ifexp_sides: dict[int, tuple] = {}  # call node id -> rank side of the ``a if rank0 else b`` arm
         self.aliases: dict[str, str] = {}
         self.local_defs: set[str] = set()
@@ -178,6 +181,7 @@ class ModuleIndex:
         self.memo: dict[str, object] = {}  # shared checker queries answered once per module (checkers/_common.py)
         self._positions_by_name: dict[str, list[int]] | None = None  # call name -> positions in calls (calls_named)
         assigns, defs, calls, ifs = self._collect_imports(tree)
+        self.assigns = assigns
         self.guards = RankLogic(patterns, *(project.rank_names() if project else ()))
         if project is not None:
             self.guards.int_constants = project.guards.int_constants
@@ -214,7 +218,7 @@ class ModuleIndex:
                     else:
                         self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.IfExp):
-                self._ifexps.append(node)
+                self.ifexps.append(node)
             elif isinstance(node, ast.If):
                 ifs.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -421,7 +425,7 @@ class ModuleIndex:
 
     def _mark_ifexp_arms(self) -> None:
         """Calls in an arm of ``x if <rank test> else y`` run on that arm's ranks only."""
-        for node in self._ifexps:
+        for node in self.ifexps:
             sides = self.classify(node.test)
             if not sides:
                 continue

@@ -379,11 +379,17 @@ def _keyed_wraps(m):
     """``models["generator"] = DDP(models["generator"], ...)``: (container, key, wrap call) for wrappers kept in a
     dict under a literal key (GAN / TTS trainers keep their networks this way)."""
     wraps = {id(w.node): w for w in ddp_wraps(m)}
-    for node in m.nodes_in(m.tree) if wraps else ():
-        if isinstance(node, ast.Assign) and id(node.value) in wraps and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Subscript) and dotted(node.targets[0].value) \
-                and isinstance(const(node.targets[0].slice, default=None), str):
-            yield dotted(node.targets[0].value), const(node.targets[0].slice), wraps[id(node.value)]
+    keyed = [node for node in m.assigns if id(node.value) in wraps and _keyed(node)] if wraps else []
+    if len(keyed) > 1:  # in the order a walk of the module meets them, as the hits are given
+        keyed = [node for node in m.nodes_in(m.tree) if id(node) in {id(k) for k in keyed}]
+    for node in keyed:
+        yield dotted(node.targets[0].value), const(node.targets[0].slice), wraps[id(node.value)]
+
+
+def _keyed(node: ast.AST) -> bool:
+    """``<container>["key"] = ...``: one subscript target with a literal string key."""
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+        and dotted(node.targets[0].value) is not None and isinstance(const(node.targets[0].slice, default=None), str)
 
 
 def _keyed_state_dicts(m, container: str, key: str, wrap):

@@ -379,11 +379,10 @@ def _chosen_by_reference(m: ModuleIndex) -> list[tuple[ast.AST, bool]]:
     """``model.no_sync if <test> else nullcontext`` (the method by reference, called by a later ``with ctx():``):
     (test, True when no_sync is the branch taken when the test holds)."""
     found = []
-    for node in m.nodes_in(m.tree):
-        if isinstance(node, ast.IfExp):
-            for branch, when_true in ((node.body, True), (node.orelse, False)):
-                if isinstance(branch, ast.Attribute) and branch.attr == "no_sync":
-                    found.append((node.test, when_true))
+    for node in m.ifexps:
+        for branch, when_true in ((node.body, True), (node.orelse, False)):
+            if isinstance(branch, ast.Attribute) and branch.attr == "no_sync":
+                found.append((node.test, when_true))
     return found
 
 

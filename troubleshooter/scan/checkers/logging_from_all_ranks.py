@@ -341,7 +341,7 @@ def _switched_off_by_rank(m) -> set[str]:
     switches = {variable: package for package, _, variable in
                 (item.partition(":") for item in m.P.tracker_switch_variables)}
     found = set()
-    for node in m.nodes_in(m.tree):
+    for node in m.assigns:
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
