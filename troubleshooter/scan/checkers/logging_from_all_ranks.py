@@ -54,15 +54,15 @@ class LoggingFromAllRanksChecker(Checker):
                     continue  # inside the project's own save_pretrained: judged where that is called
                 what = (f"{site.name or site.method}() writes the checkpoint from every rank at once: concurrent "
                         "writes to one file can leave it torn")
-            elif self._in_training_loop(m, site) and self._on_error_path(m, site):
-                continue  # a report of this rank's own event (a skipped or aborted step), not a per-step line
-            elif self._in_training_loop(m, site) and site.name in P.print_calls and not silenced:
-                what = "print() inside the training loop runs on every rank: each line is repeated once per rank"
+            elif (site.name in P.print_calls and not silenced or site.recv in loggers
+                  and site.method in P.logging_methods and not levels_by_rank) and self._in_training_loop(m, site):
+                if self._on_error_path(m, site):
+                    continue  # a report of this rank's own event (a skipped or aborted step), not a per-step line
                 severity = "info"  # duplicated console lines: noise, not a broken or corrupted run
-            elif (self._in_training_loop(m, site) and site.recv in loggers and site.method in P.logging_methods
-                  and not levels_by_rank):
-                what = f"{site.recv}.{site.method}() inside the loop runs on every rank: each line is repeated per rank"
-                severity = "info"
+                what = ("print() inside the training loop runs on every rank: each line is repeated once per rank"
+                        if site.name in P.print_calls and not silenced else
+                        f"{site.recv}.{site.method}() inside the loop runs on every rank: each line is repeated "
+                        "per rank")
             if what and not m.mentions_rank(site.node):
                 name = site.name or f"{site.recv}.{site.method}"
                 yield Hit(site.line, f"{what}; guard it with `if rank == 0:`", {"variable": name}, severity=severity)
