@@ -87,16 +87,25 @@ class MissingSetDeviceChecker(Checker):
 def _in_launcher_absent_arm(m, site) -> bool:
     """The call sits in the arm that runs only when no launcher set the rank (``elif 'RANK' not in os.environ:
     ... return``): one process, whose GPU 0 is its own."""
-    for branch in m.nodes_in(site.ctx.func.node if site.ctx.func is not None else m.tree):
-        if isinstance(branch, ast.If):
-            absent = launcher_absent_when(m, branch.test)
-            if absent is None:  # ``alone = 'RANK' not in os.environ`` then ``if alone:``: the test the flag holds
-                held = m.flag_test(branch.test, branch.lineno, site.ctx.func)
-                absent = launcher_absent_when(m, held) if held is not None else None
-            arm = branch.body if absent else branch.orelse if absent is False else ()
-            if any(contains(stmt, site.node) for stmt in arm):
-                return True
-    return False
+    return any(contains(stmt, site.node) for arm in _launcher_absent_arms(m, site.ctx.func) for stmt in arm)
+
+
+def _launcher_absent_arms(m, func) -> list[list[ast.stmt]]:
+    """The arms of the ``if`` statements of ``func`` (None: the module) that run only when no launcher set the rank,
+    in walk order; found once per function (asked for every call before the rank's set_device)."""
+    table = m.memo.setdefault("launcher_absent_arms", {})
+    key = id(func)
+    if key not in table:
+        arms = table[key] = []
+        for branch in m.nodes_in(func.node if func is not None else m.tree):
+            if isinstance(branch, ast.If):
+                absent = launcher_absent_when(m, branch.test)
+                if absent is None:  # ``alone = 'RANK' not in os.environ`` then ``if alone:``: the test the flag holds
+                    held = m.flag_test(branch.test, branch.lineno, func)
+                    absent = launcher_absent_when(m, held) if held is not None else None
+                if absent is not None:
+                    arms.append(branch.body if absent else branch.orelse)
+    return table[key]
 
 
 def _device_from_library(m) -> bool:
