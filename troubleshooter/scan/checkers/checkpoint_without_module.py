@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import contains, ddp_wraps, function_arguments, local_callee, wrapped_models
@@ -205,8 +206,7 @@ class CheckpointWithoutModuleChecker(Checker):
             if site.recv != name:
                 continue
             if site.ctx.func is func and site.line > wrap.line:
-                rebound = m.binding(name, site.line, func)
-                if rebound is not None and rebound.value is wrap.node:
+                if _still_bound(m, wrap, name, site.line):
                     yield site
             elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls and site.ctx.func is not func:
                 yield site  # (in the wrap's own method, a state_dict() before the wrap is the bare model's)
@@ -216,10 +216,8 @@ class CheckpointWithoutModuleChecker(Checker):
             elsewhere = class_wide and call.ctx.func is not None and call.ctx.func.cls == cls and call.ctx.func is not func
             if not (here or elsewhere):
                 continue
-            if here:
-                rebound = m.binding(name, call.line, func)
-                if rebound is None or rebound.value is not wrap.node:
-                    continue
+            if here and not _still_bound(m, wrap, name, call.line):
+                continue
             if call.recv is None and call.method in m.classes:  # Trainer(model, ...) keeps it as self.<attr>
                 if here:
                     yield from _kept_by_class(m, call, name)
@@ -247,8 +245,7 @@ class CheckpointWithoutModuleChecker(Checker):
             if not save.node.args or dotted(save.node.args[0]) != name or not save.rank0:
                 continue
             if save.ctx.func is func and save.line > wrap.line:
-                rebound = m.binding(name, save.line, func)
-                if rebound is not None and rebound.value is wrap.node:
+                if _still_bound(m, wrap, name, save.line):
                     yield save
             elif name.startswith("self.") and cls is not None and save.ctx.func is not None \
                     and save.ctx.func.cls == cls and all(b.func is func for b in m.bindings.get(name, ())
@@ -305,17 +302,41 @@ def _helper_wraps(m):
     """``model = build_model(...)`` where ``build_model`` is a function of this file whose every ``return`` hands
     back a DDP wrap (the call itself, or a name bound to it): that call site binds the wrapper. A method counts
     the same way through an object of a class of this file (``model = accelerator.prepare(model)`` of a
-    hand-written accelerator class)."""
+    hand-written accelerator class). A set-up helper whose every ``return`` is a tuple holding the wrap at one
+    position (``return loader, model, optimizer``) binds the name unpacked at that position
+    (``loader, model, optimizer = setup(...)``): the site comes back with that name as ``assigned_to``."""
     wraps = {id(w.node) for w in ddp_wraps(m)}
     if not wraps:
         return []
-    makers = set()
+    makers, tuple_makers = set(), {}
     for infos in m.functions.values():
         for info in infos:
             returns = [n.value for n in m.nodes_in(info.node) if isinstance(n, ast.Return) and n.value is not None]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
                 makers.add(id(info))
-    return [c for c in m.calls if c.assigned_to and id(local_callee(m, c)) in makers]
+            elif returns and all(isinstance(v, ast.Tuple) for v in returns):
+                at = {frozenset(i for i, e in enumerate(v.elts) if _is_wrap(m, e, info, wraps)) for v in returns}
+                if len(at) == 1 and len(next(iter(at))) == 1 and len({len(v.elts) for v in returns}) == 1:
+                    tuple_makers[id(info)] = next(iter(next(iter(at))))
+    found = []
+    for call in m.calls:
+        callee = id(local_callee(m, call))
+        if call.assigned_to and callee in makers:
+            found.append(call)
+        elif callee in tuple_makers and len(call.unpacked_to) > tuple_makers[callee]:
+            name = call.unpacked_to[tuple_makers[callee]]
+            if name:
+                found.append(replace(call, assigned_to=name))
+    return found
+
+
+def _still_bound(m, wrap, name: str, line: int) -> bool:
+    """At ``line`` of the wrap's function, ``name`` still holds what the wrap (or the helper call that unpacked
+    it) bound: no later ``name = ...`` in between."""
+    rebound = m.binding(name, line, wrap.ctx.func)
+    if name in wrap.unpacked_to:  # ``a, model = setup(...)``: the index binds no name for a tuple target
+        return rebound is None or rebound.func is not wrap.ctx.func or rebound.line < wrap.line
+    return rebound is not None and rebound.value is wrap.node
 
 
 def _is_wrap(m, value: ast.AST, func, wraps: set[int]) -> bool:
@@ -509,8 +530,7 @@ def _wrapper_method_calls(m, wrap, name: str, method: str):
         if site.recv != name:
             continue
         if site.ctx.func is func and site.line > wrap.line:
-            rebound = m.binding(name, site.line, func)
-            if rebound is not None and rebound.value is wrap.node:
+            if _still_bound(m, wrap, name, site.line):
                 yield site
         elif class_wide and site.ctx.func is not None and site.ctx.func.cls == cls and site.ctx.func is not func \
                 and not any(c.recv == "self" and c.method == site.ctx.func.name and c.ctx.func is func
