@@ -175,7 +175,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # labels found; tests/real/buggy/SOURCES-harvest11.md): dev TP 179 FP 6 FN 20 = 0.968 / 0.8995 on main ff084e0 + the batch, rounded down.
 # Recall back to 0.91 with scan-recall11's nanoGPT sync-flag, Lightning Fabric accumulation and constructor-parameter
 # families (build-nanogpt#30, alphafold3-pytorch#23, VariantWorks#126 found): dev TP 182 FP 6 FN 17 = 0.968 / 0.915.
-DEV_FLOORS = {"precision": 0.96, "recall": 0.91}
+# Recall lowered to 0.89 by the blind12 batch's first look (7 fresh dev reports labelled before any scan, 2 found;
+# tests/real/buggy/SOURCES-blind12.md): dev TP 185 FP 6 FN 21 = 0.969 / 0.898 on main debad87 + the batch, rounded down.
+DEV_FLOORS = {"precision": 0.96, "recall": 0.89}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
@@ -281,6 +283,10 @@ ACCEPTED_REAL_WARNINGS = {
     # on skipping a step, but a NaN loss `continue`s before that all-reduce on the rank that saw it: the other ranks
     # wait in the all-reduce (then the backward) for it - a hang on the first NaN batch of one rank.
     "cvg/glue-factory/gluefactory/train.py": {"collective-mismatch gluefactory/train.py:480"},
+    # blind12 first look (tests/real/buggy/SOURCES-blind12.md), judged right: minimind's pretraining accumulates
+    # --accumulation_steps (default 8) micro-batches with scaler.scale(loss).backward() through the DDP model and no
+    # no_sync(), so gradients are all-reduced on every micro-step (the same construct yolov5 accepted, #790).
+    "jingyaogong/minimind/trainer/train_pretrain.py": {"grad-accum-without-no-sync trainer/train_pretrain.py:40"},
 }
 # Correct-file warnings judged WRONG and not fixed yet (counted by bench/scan_quality.py all the same; listed so the
 # ratchet still fails on any other). (SiT's every-rank Hub load, once listed here, is accepted above; VQ-Diffusion's
@@ -295,6 +301,13 @@ KNOWN_FALSE_ALARMS = {
     # StreamingDataset, which partitions its samples by rank itself, is fixed by scan-precision11: library datasets
     # that shard by rank, rules/scan/frameworks.yaml rank_sharding_datasets.)
     "bytedance/1d-tokenizer/scripts/train_titok.py": {"missing-distributed-sampler utils/train_utils.py:343"},
+    # blind12 first look (tests/real/buggy/SOURCES-blind12.md), judged wrong: minimind's lm_checkpoint() writes with
+    # torch.save, but its only saving call site (train_pretrain.py:69) sits under `... and is_main_process():` - a
+    # guard at the caller; SLIP loads its auto-resume checkpoint into the DDP-wrapped model, and that checkpoint was
+    # saved from the same wrapper (`'state_dict': model.state_dict()`, main.py:246), so the keys match.
+    "jingyaogong/minimind/trainer/train_pretrain.py": {"logging-from-all-ranks trainer/trainer_utils.py:75",
+                                                       "logging-from-all-ranks trainer/trainer_utils.py:103"},
+    "facebookresearch/SLIP/main.py": {"checkpoint-without-module main.py:153"},
     # (First look of scan-precision6 (session 6), judged wrong and fixed since: SparK's one-process arm, `'RANK' not
     # in os.environ`, by scan-precision7; nanoVLM's rows cut with `.shard(num_shards=world_size, index=rank)` before
     # two dataset wrappers, by scan-precision8. stylegan2-pytorch's missing set_device, re-judged right by
