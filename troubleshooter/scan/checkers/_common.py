@@ -163,20 +163,28 @@ def function_arguments(m: ModuleIndex, site: CallSite) -> tuple[FuncInfo | None,
     return callee, list(zip(site.node.args, (a.arg for a in callee.node.args.args)))
 
 
-def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
-    """The ``default=`` node of the command-line option an attribute reads (``args.shuffle`` from
-    ``add_argument("--shuffle", default=True)``), when nothing in the file assigns that attribute."""
+def option_sites(m: ModuleIndex, name: str | None) -> list[CallSite]:
+    """The ``add_argument(...)`` calls declaring the command-line option an attribute reads (``args.shuffle`` from
+    ``add_argument("--shuffle", ...)`` or ``dest="shuffle"``), in file order; none when something in the file
+    assigns that attribute (its value is then not the option's alone)."""
     attr = last(name) if name and "." in name else None
     if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
-        return None
+        return []
+    found = []
     for s in m.calls:
-        if s.method != "add_argument" or s.kw("default") is None:
+        if s.method != "add_argument":
             continue
         dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
                                             if str(const(a)).startswith("--")), None)
         if dest == attr:
-            return s.kw("default")
-    return None
+            found.append(s)
+    return found
+
+
+def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
+    """The ``default=`` node of the command-line option an attribute reads (``args.shuffle`` from
+    ``add_argument("--shuffle", default=True)``), when nothing in the file assigns that attribute."""
+    return next((s.kw("default") for s in option_sites(m, name) if s.kw("default") is not None), None)
 
 
 _DYNAMIC_UPDATES = ("setattr(", "__dict__", "vars(", "replace(")  # fields set by name: update_config(cfg, **kwargs)

@@ -119,7 +119,7 @@ class HfCacheContentionChecker(Checker):
         """The first argument is a model object, not a name: bound from a loader call (``model =
         AutoModel.from_pretrained(...)``), or the call is PEFT's (``PeftModel.from_pretrained(model, model_id)``
         loads the adapter its second argument names)."""
-        if site.name.partition(".")[0] == "peft":
+        if site.name.partition(".")[0] in m.P.adapter_packages:
             return True
         made = m.value_call(name, site.line, site.func) if isinstance(name, (ast.Name, ast.Attribute)) else None
         return made is not None and made.method in m.P.hf_cache_loaders

@@ -6,7 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, derivation, function_arguments, launcher_absent_when, local_callee, resolved_const,
+    contains, derivation, function_arguments, launcher_absent_when, local_callee, option_sites, resolved_const,
 )
 from troubleshooter.scan.model import const, dotted, last, walk
 
@@ -303,17 +303,8 @@ def _switch_value(m, test: ast.AST, site) -> bool | None:
 def _store_true_default(m, name: str) -> bool | None:
     """``args.log_wandb`` from ``add_argument("--log-wandb", action="store_true")`` with no other default, when
     nothing in the file assigns that attribute: False."""
-    attr = last(name) if "." in name else None
-    if attr is None or any(last(t) == attr and "." in t for t in m.bindings):
-        return None
-    for s in m.calls:
-        if s.method != "add_argument" or const(s.kw("action")) != "store_true":
-            continue
-        dest = const(s.kw("dest")) or next((str(const(a)).lstrip("-").replace("-", "_") for a in s.node.args
-                                            if str(const(a)).startswith("--")), None)
-        if dest == attr:
-            return bool(const(s.kw("default"), default=False))
-    return None
+    switch = next((s for s in option_sites(m, name) if const(s.kw("action")) == "store_true"), None)
+    return None if switch is None else bool(const(switch.kw("default"), default=False))
 
 
 def _constant_binding(m, name: str, site):
