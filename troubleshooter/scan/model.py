@@ -159,6 +159,7 @@ class ModuleIndex:
         self.ifexps: list[ast.IfExp] = []
         self.assigns: list[ast.Assign | ast.AnnAssign] = []
         self._ifexp_sides: dict[int, tuple] = {}  # call node id -> rank side of the ``a if rank0 else b`` arm
+        self.distributed_ifs: list[ast.If] = []  # ``if`` statements whose test reads the distributed state or a rank
         self.aliases: dict[str, str] = {}
         self.local_defs: set[str] = set()
         self.calls: list[CallSite] = []
@@ -351,6 +352,8 @@ class ModuleIndex:
             test) or (
             sides is None and self.guards.mentions_rank(test, nodes)) or self._pinned_when_distributed(test, stmt)
         optional = ctx.optional or (sides is None and not dist)
+        if dist:
+            self.distributed_ifs.append(stmt)
         bid = self._new_branch()
         body_sides = ctx.sides + ((bid, sides[0], 0),) if sides else ctx.sides
         else_sides = ctx.sides + ((bid, sides[1], 1),) if sides else ctx.sides
@@ -584,6 +587,16 @@ class ModuleIndex:
         rank):``, ``accelerator.main_process_first()``, directly or through every caller): not concurrently."""
         return _under_rank0_first(site, self.P, self.rank0_first_contexts) or bool(site.func and site.func.rank0_first)
 
+    def in_spawning_parent(self, site: CallSite) -> bool:
+        """The call runs in the process that starts the workers (``mp.spawn(worker, ...)``), not in the workers:
+        it sits in the function that calls the spawner, or in the same ``if __name__ == "__main__":`` block (a
+        spawned child re-imports the module but does not run that block). Once per node, whatever the world size."""
+        spawns = [s for s in self.calls_named(self.P.spawners) if s.ctx.func is site.ctx.func]
+        if site.ctx.func is not None:
+            return bool(spawns)
+        return any(is_main_block(stmt) and _inside(stmt, site.node.lineno) and any(
+            _inside(stmt, s.line) for s in spawns) for stmt in self.tree.body)
+
     def is_training_loop(self, loop: ast.AST) -> bool:
         """True when the loop itself (not a loop nested in it) steps an optimizer or runs a backward pass, directly
         or through a local function: a line printed there is printed every step (not any ``for``)."""
@@ -624,6 +637,10 @@ class ModuleIndex:
 
 
 _TESTS = (ast.Compare, ast.BoolOp, ast.UnaryOp)
+
+
+def _inside(stmt: ast.stmt, line: int) -> bool:
+    return stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)
 
 
 def _terminal(body: list[ast.stmt]) -> bool:

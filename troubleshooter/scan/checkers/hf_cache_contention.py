@@ -32,7 +32,8 @@ class HfCacheContentionChecker(Checker):
         if any(s.rank_conditional for s in sites + downloads):
             return  # rank 0 fetches first somewhere: the pattern is known to this script
         for site in downloads:
-            if any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs) or self._barrier_before(m, site):
+            if (any(last(w) in P.rank_zero_first_contexts for w in site.ctx.withs) or self._barrier_before(m, site)
+                    or m.in_spawning_parent(site)):
                 continue
             if site.name not in P.url_fetchers:
                 yield Hit(site.line, f"{site.method}(...) downloads the dataset on every rank at once: all ranks write "
@@ -69,8 +70,8 @@ class HfCacheContentionChecker(Checker):
                 continue  # from_pretrained(output_dir): a local folder, not the Hub
             if site.kw("data_files") is not None:
                 continue  # load_dataset("json", data_files=path): the user's own files through a packaged builder
-            if self._barrier_before(m, site):
-                continue
+            if self._barrier_before(m, site) or m.in_spawning_parent(site):
+                continue  # rank 0 fetched first; or loaded once by the process that spawns the workers
             what = f"{site.recv}.{site.method}" if site.recv else site.method
             model = source(name) if name is not None else "the model"
             yield Hit(site.line, f"{what}({model}) runs on every rank at once: all ranks download into and lock the "
@@ -86,7 +87,8 @@ class HfCacheContentionChecker(Checker):
             if site.method not in P.dataset_cache_transforms or not self._is_dataset(m, site):
                 continue
             if (site.rank_conditional or site.rank0 or m.rank0_first(site) or self._decorated_rank0_first(m, site)
-                    or const(site.kw("keep_in_memory")) is True or self._barrier_before(m, site)):
+                    or const(site.kw("keep_in_memory")) is True or self._barrier_before(m, site)
+                    or m.in_spawning_parent(site)):
                 continue
             what = f"{site.recv or 'dataset'}.{site.method}"
             yield Hit(site.line, f"{what}(...) runs on every rank at once: every process computes "

@@ -54,6 +54,8 @@ class MissingDistributedSamplerChecker(Checker):
                 continue  # DataLoader(IterableDataset(...)) built inline: an iterable dataset shards itself
             if not local and not self._trains(m, site):
                 continue
+            if (sampler is None or const(sampler, default=...) is None) and _other_arm_shards(m, site):
+                continue  # ``if args.distributed: ...DistributedSampler... else: DataLoader(ds, shuffle=True)``
             loader = loader_label(site)
             what = (f"uses {local}, a single-process sampler, instead of a DistributedSampler: every rank draws from "
                     f"all of {dataset or 'the dataset'}" if local else
@@ -228,6 +230,36 @@ class MissingDistributedSamplerChecker(Checker):
                     "train" in call.assigned_to.lower() or cls._iterated_by_training(m, call.assigned_to))):
                 return True
         return False
+
+
+def _other_arm_shards(m, site) -> bool:
+    """The loader is the one-process run's: it sits in one arm of an ``if`` on the distributed state whose other arm
+    builds a distributed sampler or a loader given a sampler (``if args.distributed: ... DistributedSampler ... else:
+    DataLoader(ds, shuffle=True)``), or it follows, in the same function, such an ``if`` whose arm returns."""
+    for branch in m.distributed_ifs:
+        if not contains(branch, site.node):
+            if (branch.body and branch.body[-1].__class__ is ast.Return and branch.lineno < site.line
+                    and site.ctx.func is not None and contains(site.ctx.func.node, branch)
+                    and _builds_in(m, branch.body)):
+                return True
+            continue
+        for arm, other in ((branch.body, branch.orelse), (branch.orelse, branch.body)):
+            if any(contains(stmt, site.node) for stmt in arm) and _builds_in(m, other):
+                return True
+    return False
+
+
+def _builds_in(m, stmts: list[ast.stmt]) -> bool:
+    return any(_builds_sharded_loader(m, s) for stmt in stmts for s in m.sites_in(stmt))
+
+
+def _builds_sharded_loader(m, site) -> bool:
+    """A distributed sampler, or a loader handed a (non-None) sampler or batch sampler."""
+    if site.name in m.P.distributed_samplers:
+        return True
+    return site.name in m.P.dataloaders and any(
+        given is not None and const(given, default=...) is not None
+        for given in (_keyword_or_position(m, site, "sampler", 3), _keyword_or_position(m, site, "batch_sampler", 4)))
 
 
 def _wrapping_names(m, name: str, depth: int = 2) -> set[str]:
