@@ -14,7 +14,7 @@ def parse():
     p = argparse.ArgumentParser()
     p.add_argument("--data", default="/data/imagenet/train")
     p.add_argument("--epochs", type=int, default=90)
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=8)
     return p.parse_args()
 
 

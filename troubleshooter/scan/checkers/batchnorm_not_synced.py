@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import dataloaders, ddp_wraps, wrapped_name
-from troubleshooter.scan.model import const, dotted
+from troubleshooter.scan.checkers._common import dataloaders, ddp_wraps, resolved_const, wrapped_name
+from troubleshooter.scan.model import const
 
 
 class BatchnormNotSyncedChecker(Checker):
@@ -39,13 +39,10 @@ class BatchnormNotSyncedChecker(Checker):
 
 
 def _fixed_int(m, site) -> int | None:
-    """The batch size a loader call fixes (keyword, or second positional: every DataLoader of the list takes
-    ``(dataset, batch_size, ...)``), as an int literal or a name bound to one in the call's function."""
-    node = site.kw("batch_size") or site.arg(1)
-    values = [node] if dotted(node) is None else [
-        b.value for b in m.bindings.get(dotted(node), ()) if b.func is site.ctx.func]
-    found = {const(v, default=None) for v in values}
-    size = found.pop() if len(found) == 1 else None
+    """The batch size a loader call evidently takes (keyword, or second positional: every DataLoader of the list takes
+    ``(dataset, batch_size, ...)``): a literal, a name its function binds to one literal, the unchanged default of the
+    command-line option or configuration field it reads (what the shipped run uses)."""
+    size = resolved_const(m, site.kw("batch_size") or site.arg(1), site)
     return size if type(size) is int else None
 
 
