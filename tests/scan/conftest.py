@@ -39,10 +39,16 @@ def scan_ids(tmp_path: Path, code: str) -> set[str]:
     return set(scan_paths([str(path)]).hits)
 
 
-def shown_ids(tmp_path: Path, code: str) -> set[str]:
-    """Ids a user would see (severity warning/error) for ``code`` saved as one training script."""
+def shown_ids(tmp_path: Path, code: str, **siblings: str) -> set[str]:
+    """Ids a user would see (severity warning/error) for ``code`` saved as ``train.py``, scanned as one project with
+    its ``siblings`` (module name -> source: ``dist_utils="..."`` becomes ``dist_utils.py``)."""
     from tests.scan.quality import shown_findings
 
-    path = tmp_path / "train.py"
-    path.write_text(code, encoding="utf-8")
-    return set(shown_findings([str(path)])[0])
+    for name, text in {**siblings, "train": code}.items():
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+    return set(shown_findings([str(p) for p in sorted(tmp_path.glob("*.py"))])[0])
+
+
+def shows(tmp_path: Path, finding: str, code: str, **siblings: str) -> bool:
+    """True when a user would see ``finding`` for ``code`` (and its sibling modules)."""
+    return finding in shown_ids(tmp_path, code, **siblings)

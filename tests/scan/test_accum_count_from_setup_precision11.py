@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import argparse
 import os
@@ -67,4 +67,4 @@ CASES = {
 
 @pytest.mark.parametrize("count, warns", CASES.values(), ids=CASES.keys())
 def test_a_count_returned_by_the_setup_is_read_there(tmp_path, count, warns):
-    assert ("grad-accum-without-no-sync" in shown_ids(tmp_path, TEMPLATE.format(count=count))) is warns
+    assert shows(tmp_path, "grad-accum-without-no-sync", TEMPLATE.format(count=count)) is warns

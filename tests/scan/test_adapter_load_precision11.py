@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import argparse
 import os
@@ -43,4 +43,4 @@ CASES = {
 
 @pytest.mark.parametrize("imports, load, warns", CASES.values(), ids=CASES.keys())
 def test_the_adapter_argument_is_what_is_loaded(tmp_path, imports, load, warns):
-    assert ("hf-cache-contention" in shown_ids(tmp_path, TEMPLATE.format(imports=imports, load=load))) is warns
+    assert shows(tmp_path, "hf-cache-contention", TEMPLATE.format(imports=imports, load=load)) is warns

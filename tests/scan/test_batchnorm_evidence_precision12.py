@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import argparse
 import os
@@ -66,4 +66,4 @@ CASES = {
 @pytest.mark.parametrize("size, option, field, warns", CASES.values(), ids=CASES.keys())
 def test_the_per_rank_batch_is_read_whatever_its_spelling(tmp_path, size, option, field, warns):
     code = TEMPLATE.format(size=size, option=option, field=field)
-    assert ("batchnorm-not-synced" in shown_ids(tmp_path, code)) is warns
+    assert shows(tmp_path, "batchnorm-not-synced", code) is warns

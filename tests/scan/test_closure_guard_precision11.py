@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import functools
 import os
@@ -73,4 +73,4 @@ CASES = {
 @pytest.mark.parametrize("guard, define, warns", CASES.values(), ids=CASES.keys())
 def test_a_closure_runs_where_it_was_defined(tmp_path, guard, define, warns):
     code = TEMPLATE.format(guard=guard, define=define)
-    assert ("logging-from-all-ranks" in shown_ids(tmp_path, code)) is warns
+    assert shows(tmp_path, "logging-from-all-ranks", code) is warns

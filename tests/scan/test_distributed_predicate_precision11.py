@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import os
 import torch
@@ -47,4 +47,4 @@ CASES = {
 
 @pytest.mark.parametrize("predicate, warns", CASES.values(), ids=CASES.keys())
 def test_a_predicate_on_the_distributed_state_is_a_distributed_flag(tmp_path, predicate, warns):
-    assert ("dataparallel" in shown_ids(tmp_path, TEMPLATE.format(predicate=predicate))) is warns
+    assert shows(tmp_path, "dataparallel", TEMPLATE.format(predicate=predicate)) is warns

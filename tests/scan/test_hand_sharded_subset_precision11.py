@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import os
 import numpy as np
@@ -55,4 +55,4 @@ CASES = {
 
 @pytest.mark.parametrize("build, warns", CASES.values(), ids=CASES.keys())
 def test_a_dataset_built_from_the_rank_share_is_sharded(tmp_path, build, warns):
-    assert ("missing-distributed-sampler" in shown_ids(tmp_path, TEMPLATE.format(build=build))) is warns
+    assert shows(tmp_path, "missing-distributed-sampler", TEMPLATE.format(build=build)) is warns

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import scan_ids, shown_ids
+from tests.scan.conftest import scan_ids, shows
 
 SCRIPT = '''
 import os
@@ -37,7 +37,7 @@ if __name__ == "__main__":
 def test_nccl_tuning_in_code_is_reported_as_advice(tmp_path, setting):
     code = SCRIPT.format(setting=setting)
     assert "nccl-tuning-before-profiling" in scan_ids(tmp_path, code)
-    assert "nccl-tuning-before-profiling" not in shown_ids(tmp_path, code)
+    assert not shows(tmp_path, "nccl-tuning-before-profiling", code)
 
 
 def test_debugging_variables_are_not_tuning(tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import argparse
 import os
@@ -65,4 +65,4 @@ CASES = {
 @pytest.mark.parametrize("prelude, params, option, start, call, warns", CASES.values(), ids=CASES.keys())
 def test_a_tracker_off_by_default_is_advice(tmp_path, prelude, params, option, start, call, warns):
     code = TEMPLATE.format(prelude=prelude, params=params, option=option, start=start, call=call)
-    assert ("logging-from-all-ranks" in shown_ids(tmp_path, code)) is warns
+    assert shows(tmp_path, "logging-from-all-ranks", code) is warns

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import argparse
 import os
@@ -54,4 +54,4 @@ CASES = {
 
 @pytest.mark.parametrize("pinned, test, warns", CASES.values(), ids=CASES.keys())
 def test_a_value_pinned_by_the_distributed_arm_decides_the_path(tmp_path, pinned, test, warns):
-    assert ("dataparallel" in shown_ids(tmp_path, TEMPLATE.format(pinned=pinned, test=test))) is warns
+    assert shows(tmp_path, "dataparallel", TEMPLATE.format(pinned=pinned, test=test)) is warns

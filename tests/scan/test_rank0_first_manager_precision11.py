@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.quality import shown_findings
+from tests.scan.conftest import shows
 
 MANAGER = '''import contextlib
 import torch.distributed as dist
@@ -79,10 +79,7 @@ CASES = {
 def test_a_rank0_first_manager_is_known_by_its_shape(tmp_path, decorator, name, before, after, helper, warns):
     manager = MANAGER.format(decorator=decorator, name=name, before=before, after=after)
     if helper:
-        (tmp_path / "dist_utils.py").write_text(manager)
-        code = SCRIPT.format(manager=f"from dist_utils import {name}\n", name=name)
+        code, siblings = SCRIPT.format(manager=f"from dist_utils import {name}\n", name=name), {"dist_utils": manager}
     else:
-        code = SCRIPT.format(manager=manager.replace("import torch.distributed as dist\n", ""), name=name)
-    (tmp_path / "train.py").write_text(code)
-    hits = shown_findings([str(p) for p in sorted(tmp_path.glob("*.py"))])[0]
-    assert ("logging-from-all-ranks" in hits) is warns
+        code, siblings = SCRIPT.format(manager=manager.replace("import torch.distributed as dist\n", ""), name=name), {}
+    assert shows(tmp_path, "logging-from-all-ranks", code, **siblings) is warns

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''{imports}
 import os
@@ -50,11 +50,11 @@ SELF_SHARDING = {
 
 @pytest.mark.parametrize("imports, prelude, dataset", SELF_SHARDING.values(), ids=SELF_SHARDING.keys())
 def test_a_dataset_that_shards_by_rank_needs_no_sampler(tmp_path, imports, prelude, dataset):
-    assert "missing-distributed-sampler" not in shown_ids(
-        tmp_path, TEMPLATE.format(imports=imports, prelude=prelude, dataset=dataset))
+    assert not shows(tmp_path, "missing-distributed-sampler",
+                     TEMPLATE.format(imports=imports, prelude=prelude, dataset=dataset))
 
 
 def test_a_map_style_dataset_read_the_same_way_still_warns(tmp_path):
     code = TEMPLATE.format(imports="from torch.utils.data import TensorDataset", prelude="",
                            dataset="TensorDataset(torch.randn(1024, 64))")
-    assert "missing-distributed-sampler" in shown_ids(tmp_path, code)
+    assert shows(tmp_path, "missing-distributed-sampler", code)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import os
 import torch
@@ -73,4 +73,4 @@ CASES = {
 
 @pytest.mark.parametrize("arms, warns", CASES.values(), ids=CASES.keys())
 def test_the_one_process_arm_needs_no_sampler(tmp_path, arms, warns):
-    assert ("missing-distributed-sampler" in shown_ids(tmp_path, TEMPLATE.format(arms=arms))) is warns
+    assert shows(tmp_path, "missing-distributed-sampler", TEMPLATE.format(arms=arms)) is warns

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scan.conftest import shown_ids
+from tests.scan.conftest import shows
 
 TEMPLATE = '''import os
 import torch
@@ -71,4 +71,4 @@ CASES = {
 @pytest.mark.parametrize("in_worker, launcher, warns", CASES.values(), ids=CASES.keys())
 def test_the_spawning_process_loads_once(tmp_path, in_worker, launcher, warns):
     code = TEMPLATE.format(in_worker=in_worker, launcher=launcher)
-    assert ("hf-cache-contention" in shown_ids(tmp_path, code)) is warns
+    assert shows(tmp_path, "hf-cache-contention", code) is warns

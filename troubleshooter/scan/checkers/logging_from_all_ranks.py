@@ -6,8 +6,9 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    contains, derivation, function_arguments, launcher_absent_when, local_callee, option_sites, resolved_const,
+    contains, derivation, function_arguments, launcher_absent_when, local_callee,
 )
+from troubleshooter.scan.checkers._switches import switch_value
 from troubleshooter.scan.model import const, dotted, last, walk
 
 
@@ -271,59 +272,13 @@ def _off_by_default(m, site) -> bool:
         if isinstance(node, ast.If) and node is not site.node:
             arm = (True if any(contains(stmt, site.node) for stmt in node.body) else
                    False if any(contains(stmt, site.node) for stmt in node.orelse) else None)
-            if arm is not None and _switch_value(m, node.test, site) is (not arm):
+            if arm is not None and switch_value(m, node.test, site) is (not arm):
                 return True
     mode = site.kw("mode")
     if isinstance(mode, ast.IfExp):
-        chosen = _switch_value(m, mode.test, site)
+        chosen = switch_value(m, mode.test, site)
         mode = None if chosen is None else (mode.body if chosen else mode.orelse)
     return const(mode) == "disabled"
-
-
-def _switch_value(m, test: ast.AST, site) -> bool | None:
-    """True/False when ``test`` reads switches whose default value the file fixes; None when it cannot tell."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        value = _switch_value(m, test.operand, site)
-        return None if value is None else not value
-    if isinstance(test, ast.BoolOp):
-        values = [_switch_value(m, v, site) for v in test.values]
-        decisive = isinstance(test.op, ast.And) and False in values or isinstance(test.op, ast.Or) and True in values
-        return isinstance(test.op, ast.Or) if decisive else None
-    name = dotted(test)
-    if not name:
-        return None
-    found = _store_true_default(m, name)
-    if found is None:
-        found = resolved_const(m, test, site, default=...)
-    if found is ... or found is None and "." in name:
-        found = _constant_binding(m, name, site)
-    return None if found is ... else bool(found)
-
-
-def _store_true_default(m, name: str) -> bool | None:
-    """``args.log_wandb`` from ``add_argument("--log-wandb", action="store_true")`` with no other default, when
-    nothing in the file assigns that attribute: False."""
-    switch = next((s for s in option_sites(m, name) if const(s.kw("action")) == "store_true"), None)
-    return None if switch is None else bool(const(switch.kw("default"), default=False))
-
-
-def _constant_binding(m, name: str, site):
-    """The literal a module-level name, or a parameter of the call's function that no call in the file passes,
-    holds by default; ``...`` when not fixed."""
-    bindings = m.bindings.get(name, ())
-    if bindings and all(b.func is None for b in bindings):
-        values = {repr(const(b.value, default=...)) for b in bindings}
-        return const(bindings[0].value, default=...) if len(values) == 1 else ...
-    func = site.ctx.func
-    if bindings or func is None or "." in name:
-        return ...
-    args = func.node.args
-    positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    if name not in defaults or any(local_callee(m, c) is func for c in m.calls):
-        return ...
-    return const(defaults[name], default=...)
 
 
 def _switched_off_by_rank(m) -> set[str]:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    config_default, contains, dataloaders, dataset_name, derivation, loader_label, local_callee, option_default,
-    resolved_const, split_by_rank, truthy_literal,
+    contains, dataloaders, dataset_name, derivation, loader_label, local_callee, resolved_const, split_by_rank,
+    truthy_literal,
 )
+from troubleshooter.scan.checkers._switches import switch_value
 from troubleshooter.scan.model import const, dotted, last
 from troubleshooter.scan.source import parse_python
 
@@ -461,24 +462,8 @@ def _decided_against(m, test: ast.AST, arm: int) -> bool:
     """The configuration makes ``test`` skip ``arm``: its value, from unchanged option and config-class defaults,
     is False for the body (``if cfg.enable_fsdp or cfg.enable_ddp:`` with both fields defaulting to False) or True
     for the ``else``."""
-    value = _configured(m, test)
+    value = switch_value(m, test)
     return value is not None and value == (arm == 1)
-
-
-def _configured(m, test: ast.AST) -> bool | None:
-    """True/False when ``test`` is decided by unchanged option / config-class defaults alone; None otherwise."""
-    if isinstance(test, ast.BoolOp):
-        values = [_configured(m, v) for v in test.values]
-        if isinstance(test.op, ast.Or):
-            return True if True in values else (False if all(v is False for v in values) else None)
-        return False if False in values else (True if all(v is True for v in values) else None)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _configured(m, test.operand)
-        return None if inner is None else not inner
-    name = dotted(test) if isinstance(test, ast.Attribute) else None
-    default = (option_default(m, name) or config_default(m, name)) if name else None
-    value = const(default, default=...) if default is not None else ...
-    return value if isinstance(value, bool) else None
 
 
 def _returned_to_a_sharder(m, site) -> bool:
