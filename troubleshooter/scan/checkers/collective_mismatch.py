@@ -9,7 +9,7 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from troubleshooter.scan.callargs import (
-    bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
+    TERMINAL, bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
     callers_of, collective_names, function_arguments, local_callee, wrapped_models,
@@ -64,6 +64,7 @@ class CollectiveMismatchChecker(Checker):
                             break
         candidates += self._rank0_forwards(m)
         yield from self._early_returns(m, names)
+        yield from self._nested_rank_exits(m, names, reach)
         yield from self._one_rank_breaks(m, names, reach)
         yield from self._skipped_backwards(m, names)
         yield from self._ragged_collectives(m, names)
@@ -120,6 +121,40 @@ class CollectiveMismatchChecker(Checker):
                                                      "without joining, the others block until the timeout",
                                           {"variable": site.method})
                             return
+
+    def _nested_rank_exits(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
+        """``if rank == 0: merge(); if infer_only: continue`` before a ``dist.barrier()`` every rank runs later in the
+        loop body (or ``return`` before one later in the function): the exit sits in a rank arm under a further test,
+        so the ranks of that arm may leave while the others wait in the collective they skipped. An arm that ends in
+        its exit is a guard (what follows runs on the other side, judged as such); an arm that runs a collective
+        itself is left alone (it may balance the one it skips)."""
+        scopes = [(info, info.node.body) for infos in m.functions.values() for info in infos if info.name != "<class>"]
+        for func, body in [(None, m.tree.body), *scopes]:
+            joined = [s for s in (m.calls if func is None else reach.sites.get(id(func), ()))
+                      if s.ctx.func is func and not s.ctx.sides and self._runs_collective(m, s, names, reach, func)]
+            if not joined:
+                continue  # nothing every rank joins in this scope: nothing to skip
+            for rank_if, exit_stmt, skipped in _rank_arm_exits(m, body):
+                if any(self._runs_collective(m, s, names, reach, func) for s in m.sites_in(rank_if)):
+                    continue
+                site = next((s for s in joined if any(s.node in m.nodes_in(stmt) for stmt in skipped)), None)
+                if site is None or any(_starts_process_group(m, s, 3) for stmt in skipped for s in m.sites_in(stmt)
+                                       if s.line < site.line):
+                    continue  # a bail-out before the set-up: the others stop in its rendezvous, a start-up error
+                kind = exit_stmt.__class__.__name__.lower()
+                yield Hit(site.line, f"{site.method} is skipped by the `{kind}` at line {exit_stmt.lineno}, taken "
+                                     f"under `if {ast.unparse(rank_if.test)}:` (line {rank_if.lineno}): the ranks "
+                                     "that leave there never enter it, the others block in it until the timeout; "
+                                     "run the collective before the exit (or on every path)",
+                          {"variable": site.method})
+                break
+
+    def _runs_collective(self, m: ModuleIndex, site: CallSite, names: set[str], reach: "_Reach", func) -> bool:
+        """``site`` is a collective, or a call of a local function that runs one on rank 0's path."""
+        if self._is_collective(m, site, names):
+            return True
+        callee = local_callee(m, site)
+        return callee is not None and callee is not func and bool(reach.of_call(callee, site, {}))
 
     def _one_rank_breaks(self, m: ModuleIndex, names: set[str], reach: "_Reach"):
         """``if bad_epochs >= patience: break`` out of a training loop on a metric this rank computed alone (a local
@@ -493,6 +528,82 @@ def _continue_on_data(m: ModuleIndex, node: ast.AST, learned: set[str], names: s
             if found is not None:
                 return found
     return None
+
+
+def _rank_arm_exits(m: ModuleIndex, stmts: list[ast.stmt], loop_tail: list[ast.stmt] | None = None,
+                    func_tail: tuple = ()):
+    """(rank ``if``, exit, statements the exit skips) for every ``continue`` / ``break`` / ``return`` nested in an arm
+    of a rank test under a further statement (an arm that ends in its exit is a guard, not counted): a loop exit skips
+    the rest of its loop's body (``loop_tail``: what follows the enclosing blocks in it; None outside a loop), a
+    ``return`` the rest of the function (``func_tail``). Module-level recursion: a recursive closure would hold the
+    index in a reference cycle."""
+    func_tail = list(func_tail)
+    for i, stmt in enumerate(stmts):
+        rest = stmts[i + 1:]
+        if isinstance(stmt, ast.If) and m.classify(stmt.test) is not None:
+            for arm in (stmt.body, stmt.orelse):
+                if not arm or _ends_in_exit(arm):
+                    continue
+                for found in _exits(arm, False):
+                    tail = rest + func_tail if isinstance(found, ast.Return) else (
+                        rest + loop_tail if loop_tail is not None else [])
+                    if tail:
+                        yield stmt, found, tail
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _rank_arm_exits(m, stmt.body, [], rest + func_tail)
+            yield from _rank_arm_exits(m, stmt.orelse, None if loop_tail is None else rest + loop_tail, rest + func_tail)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in _blocks(stmt):
+                yield from _rank_arm_exits(m, block, None if loop_tail is None else rest + loop_tail, rest + func_tail)
+
+
+def _exits(stmts: list[ast.stmt], in_loop: bool):
+    """The ``return`` statements in ``stmts``, and the ``continue`` / ``break`` ones outside their inner loops (none
+    when ``in_loop``: they belong to that loop); not in nested definitions nor in code switched off (``if False``)."""
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Return, ast.Continue, ast.Break)):
+            if isinstance(stmt, ast.Return) or not in_loop:
+                yield stmt
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _exits(stmt.body, True)  # its continue / break stay in it; a return leaves the function
+            yield from _exits(stmt.orelse, in_loop)
+        elif isinstance(stmt, ast.If) and _never(stmt.test):
+            yield from _exits(stmt.orelse, in_loop)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in _blocks(stmt):
+                yield from _exits(block, in_loop)
+
+
+def _never(test: ast.AST) -> bool:
+    """A test that is always false: ``False``, ``0``, ``False and ...``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_never(v) for v in test.values)
+    value = const(test, default=...)
+    return value is not ... and not value
+
+
+def _starts_process_group(m: ModuleIndex, site: CallSite, depth: int) -> bool:
+    """``site`` starts torch.distributed: ``init_process_group`` itself, or a local function that calls it (through
+    ``depth`` levels of local calls: ``init_distributed_device(args)``)."""
+    if site.name in m.P.init_process_group:
+        return True
+    callee = local_callee(m, site) if depth else None
+    return callee is not None and any(
+        s.ctx.func is callee and _starts_process_group(m, s, depth - 1) for s in m.sites_in(callee.node))
+
+
+def _ends_in_exit(arm: list[ast.stmt]) -> bool:
+    """The arm's last statement leaves (``return`` / ``raise`` / ``continue`` / ``break`` / ``exit()``): a guard."""
+    end = arm[-1]
+    return isinstance(end, TERMINAL) or (isinstance(end, ast.Expr) and isinstance(end.value, ast.Call)
+                                         and last(dotted(end.value.func) or "") in ("exit", "_exit"))
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in a compound statement (``if``/``with``/``try``/``match``; loops apart)."""
+    found = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if getattr(stmt, name, None)]
+    found += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+    return found
 
 
 def _handed_functions(m: ModuleIndex, site: CallSite) -> list:
