@@ -180,7 +180,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # Precision raised to 0.97 by scan-precision12's batchnorm evidence (the per-rank batch read through option and config
 # defaults): dev TP 184 FP 4 FN 22 = 0.979 / 0.893 (OpenOOD-186's 128 per GPU lost, two false alarms gone).
 # scan-recall12's exit nested in a rank arm (VLMEvalKit#726 found): dev TP 185 FP 4 FN 21 = 0.979 / 0.898 (floors hold).
-DEV_FLOORS = {"precision": 0.97, "recall": 0.89}
+# Recall 0.90 with scan-recall12's accumulation counted on an object through methods (ClassyVision#656 found): dev TP
+# 186 FP 4 FN 20 = 0.979 / 0.903.
+DEV_FLOORS = {"precision": 0.97, "recall": 0.90}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {

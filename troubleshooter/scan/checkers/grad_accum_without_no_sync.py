@@ -6,12 +6,14 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    argument_given, contains, local_callee, option_default, takes_parameter, wrapped_models,
+    argument_given, contains, ddp_wraps, local_callee, option_default, takes_parameter, wrapped_models,
+    wrapped_name,
 )
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
 _BACKWARD_ONLY = ("backward", "scale", "div", "__truediv__")
 _SYNC_FLAG = "require_backward_grad_sync"  # DDP's own switch under no_sync(), read by its forward pass
+_CALL_DEPTH = 3  # local calls followed from the loop to the backward and the accumulation gate
 
 
 class GradAccumWithoutNoSyncChecker(Checker):
@@ -21,7 +23,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
     id = "grad-accum-without-no-sync"
 
     def check(self, m):
-        wrappers = wrapped_models(m)
+        wrappers = wrapped_models(m) or {  # ``Trainer(DDP(model, ...))``: a wrap handed over unnamed
+            wrapped_name(site) or "model": site for site in ddp_wraps(m)}
         if not wrappers or any(m.methods(name) for name in m.P.gradient_sync_skippers):
             return
         if any(_SYNC_FLAG in n for n in [*m.loaded, *m.bindings]):
@@ -45,12 +48,13 @@ class GradAccumWithoutNoSyncChecker(Checker):
                 continue
             if any(_skips_exactly_off_the_step(test, skip_in_body, gate) for test, skip_in_body in chosen):
                 continue  # ``ctx = model.no_sync if (i + 1) % k != 0 else nullcontext``: skipped off the step only
-            steps = self._accum_name(gate.test) or _named_count(m, gate.test)
+            predicate = _accum_predicate(m, gate.test)  # ``if self._should_step():`` -> its ``%`` test
+            steps = self._accum_name(predicate if predicate is not None else gate.test) or _named_count(m, gate.test)
             if steps and _off_by_default(m, steps, loop.ctx.func):
                 continue  # accumulation off by default (count 1)
             reported.add(backward[0].line)
             # the harm (one extra all-reduce per micro-step) needs a count above 1: shown by the file, or advice
-            divisor = next((n.right for n in ast.walk(gate.test) if isinstance(n, ast.BinOp)
+            divisor = next((n.right for n in ast.walk(predicate or gate.test) if isinstance(n, ast.BinOp)
                             and isinstance(n.op, ast.Mod)), None)  # ``cfg["train"]["accum"]``: no name
             seen = _count_seen(m, steps, loop.ctx.func) if steps else (
                 divisor is None or _value_seen(m, divisor, loop.ctx.func, 0))
@@ -95,7 +99,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
 
     @staticmethod
     def _backward_in(m: ModuleIndex, loop: ast.AST) -> list[CallSite]:
-        """backward() calls run by each iteration of ``loop`` itself (directly or in a local function it calls)."""
+        """backward() calls run by each iteration of ``loop`` itself (directly or through the local functions and
+        methods it calls: ``task.train_step(batch)`` -> ``self.run_optimizer(loss)`` -> ``loss.backward()``)."""
         found = []
         for site in m.sites_in(loop):
             if not site.ctx.loops or site.ctx.loops[-1] is not loop:
@@ -104,22 +109,28 @@ class GradAccumWithoutNoSyncChecker(Checker):
                 found.append(site)
                 continue
             callee = local_callee(m, site)
-            if callee is not None and any(s.method == "backward" for s in m.sites_in(callee.node)):
+            if callee is not None and _runs_backward(m, callee, _CALL_DEPTH):
                 found.append(site)
         return found
 
     @classmethod
     def _gate_in_callee(cls, m: ModuleIndex, calls: list[CallSite]):
-        """(gate, its backward calls) when a local function the loop calls runs backward() on every call and steps
-        the optimizer only under an accumulation test."""
-        for call in calls:
-            callee = local_callee(m, call) if call.method != "backward" else None
-            if callee is None:
+        """(gate, its backward calls) when a local function the loop calls (or one it calls in turn) runs backward()
+        on every call and steps the optimizer only under an accumulation test."""
+        todo = [(local_callee(m, call), 0) for call in calls if call.method != "backward"]
+        seen: set[int] = set()
+        while todo:
+            callee, depth = todo.pop(0)
+            if callee is None or id(callee) in seen:
                 continue
+            seen.add(id(callee))
             gate = cls._accum_gate(m, callee.node)
-            inner = [s for s in m.sites_in(callee.node) if s.method == "backward" and s.ctx.func is callee]
+            own = [s for s in m.sites_in(callee.node) if s.ctx.func is callee]
+            inner = [s for s in own if s.method == "backward"]
             if gate is not None and inner:
                 return gate, inner
+            if depth < _CALL_DEPTH:
+                todo += [(local_callee(m, s), depth + 1) for s in own if s.method != "backward"]
         return None, calls
 
     @staticmethod
@@ -142,7 +153,8 @@ class GradAccumWithoutNoSyncChecker(Checker):
             if node.__class__ is not ast.If:
                 continue
             test_is_accum = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in m.nodes_in(node.test)) \
-                or "accum" in ast.unparse(node.test).lower() or _named_accum(m, node.test)
+                or "accum" in ast.unparse(node.test).lower() or _named_accum(m, node.test) \
+                or _accum_predicate(m, node.test) is not None
             stepped = [s for s in m.sites_in(node)] if not _skips_rest(node) else [  # backward; if i % k: continue; step
                 s for s in m.sites_in(loop) if s.line > node.end_lineno] if any(
                 s.method == "backward" and s.line < node.lineno for s in m.sites_in(loop)) else []
@@ -356,6 +368,30 @@ def _passed_for(m: ModuleIndex, name: str, func) -> list[tuple[ast.AST, object]]
             if given is not None:
                 found.append((given, site.ctx.func))
     return found
+
+
+def _runs_backward(m: ModuleIndex, func, depth: int) -> bool:
+    """``func`` calls backward(), itself or through local functions and methods (``depth`` levels of calls)."""
+    own = [s for s in m.sites_in(func.node) if s.ctx.func is func]
+    if any(s.method == "backward" for s in own):
+        return True
+    return depth > 0 and any(callee is not None and callee is not func and _runs_backward(m, callee, depth - 1)
+                             for callee in (local_callee(m, s) for s in own))
+
+
+def _accum_predicate(m: ModuleIndex, test: ast.AST) -> ast.AST | None:
+    """The ``%`` test a local predicate returns when the gate calls it (``if self._should_do_step():`` with ``return
+    (self.num_updates + 1) % self.optimizer_period == 0``; ``accumulator.should_update(step)``), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    made = m.site_of(test) if isinstance(test, ast.Call) else None
+    callee = local_callee(m, made) if made is not None else None
+    if callee is None:
+        return None
+    returns = [n.value for n in m.nodes_in(callee.node) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) == 1 and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(returns[0])):
+        return returns[0]
+    return None
 
 
 def _named_accum(m: ModuleIndex, test: ast.AST) -> bool:
