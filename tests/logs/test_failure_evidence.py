@@ -24,7 +24,7 @@ FAMILIES = {
     "slurm cancel": "slurmstepd: error: *** STEP 123456.0 ON node01 CANCELLED AT 2023-05-01T10:00:00 ***\n",
     "logger error at the end": "2023-06-01 10:00:00,123 - ERROR - Training failed: dataset shard 3 is empty\n",
     "loguru error at the end": "2023-06-01 10:00:00.123 | ERROR    | train:main:42 - loss is nan\n",
-    "hydra missing config": "In 'hydra/config': Could not find 'hydra/launcher/submitit_local'\n",
+    "hydra missing config": "In 'config': Could not find 'dataset/imagenet_subset'\n",
     "hydra abridged report": "Error merging 'config.yaml' with schema\nKey 'augs' not in 'Config'\n    full_key: augs\n\n"
                              "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n",
     "windows terminal": "[process exited with code 1 (0x00000001)]\n",
