@@ -46,7 +46,7 @@ _COMPOUND = {kind: fields for kind, fields in (
 HELPER_DEPTH = 2  # local imports followed from a scanned file (imports of imports ...)
 # Words of the checks Project.add makes itself rather than through a pattern list: ``builtins.print = ...``,
 # ``sys.stdout = ...``, ``print(..., force=True)``, ``os.environ["CUDA_VISIBLE_DEVICES"] = ...``, an entry point.
-_CODE_WORDS = (b"builtins", b"__builtin__", b"stdout", b"force=", b"CUDA_VISIBLE_DEVICES", b"__main__")
+_CODE_WORDS = (b"builtins", b"__builtin__", b"stdout", b"force=", b"CUDA_VISIBLE_DEVICES", b"__main__", b"IterableDataset")
 # Pattern lists of names the summary reads (their last segments are the words to look for).
 _NAME_KEYS = ("ddp_wrappers", "init_process_group", "distributed_samplers", "print_silencers", "spawners",
               "rank_names", "main_process_names", "rank_zero_decorators")
@@ -72,6 +72,7 @@ class Project:
         self._star_import = False  # ``from m import *`` somewhere: any bare name may be another module's function
         self._framework_classes: dict[str, str] = {}  # class -> framework its base class starts (MyTrainer(Trainer))
         self.classes: set[str] = set()  # classes defined in the project's modules
+        self.iterable_classes: set[str] = set()  # those based on an iterable-style dataset (they yield their own data)
         self._main_refs: dict[str, set[str]] = {}  # module -> names read in its ``if __name__ == "__main__"``
         self._helpers: set[str] = set()  # modules another module of the project imports
         self.local_modules: set[str] = set()  # dotted names of imported modules that are project files
@@ -155,6 +156,8 @@ class Project:
                 elif kind is ast.ClassDef:
                     others.append(node)
                     self.classes.add(node.name)
+                    if any("Iterable" in (dotted(base) or "") for base in node.bases):
+                        self.iterable_classes.add(node.name)
                     mark_methods(node)
                     for base in node.bases:  # class MyTrainer(SFTTrainer): building one starts the framework
                         text = dotted(base) or ""
@@ -322,19 +325,24 @@ class Project:
             for stmt in [*node.body, *node.orelse] for sub in walk(stmt))
 
     def add_source(self, path: str, depth: int = HELPER_DEPTH) -> None:
-        """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports)."""
+        """Summarise a local helper module found on disk (and, ``depth`` levels down, its own imports). A package's
+        ``__init__.py`` that only re-exports its submodules is a door, not a level: what it imports is followed at
+        the depth it was reached at (``from prismatic.training import get_train_strategy``)."""
         if self.files.key(path) in self._seen:
             return
         try:
             data = Path(path).read_bytes()
-            if not self.relevant(data):
+            door = os.path.basename(path) == "__init__.py" and b"import" in data
+            if not door and not self.relevant(data):
                 return
             tree = parse_python(data, path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return
-        for helper in self.add(path, tree, keep_nodes=False):
-            if depth > 1:
-                self.add_source(str(helper), depth - 1)
+        door = door and _reexports_only(tree)
+        if door or self.relevant(data):
+            for helper in self.add(path, tree, keep_nodes=False):
+                if door or depth > 1:
+                    self.add_source(str(helper), depth if door else depth - 1)
 
     # ---- queries ----------------------------------------------------------------------------
     def rank_names(self) -> tuple[set[str], set[str], set[str], set[str], set[str], dict[str, tuple[str, str]],
@@ -397,6 +405,14 @@ class Project:
 
 
 @lru_cache(maxsize=8)
+def _reexports_only(tree: ast.Module) -> bool:
+    """The module only imports (and may name ``__all__`` or carry a docstring)."""
+    return all(isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) or (
+        isinstance(stmt, (ast.Assign, ast.AugAssign)) and dotted(getattr(stmt, "target", None) or stmt.targets[0])
+        == "__all__") for stmt in tree.body)
+
+
 def _start_signs(P: Patterns) -> tuple[tuple[bytes, ...], ...]:
     """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
     from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads

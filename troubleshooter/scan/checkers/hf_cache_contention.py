@@ -6,6 +6,7 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import derivation
+from troubleshooter.scan.checkers._switches import switch_value
 from troubleshooter.scan.model import const, dotted, is_main_block, last, source
 
 
@@ -70,6 +71,9 @@ class HfCacheContentionChecker(Checker):
                 continue  # from_pretrained(output_dir): a local folder, not the Hub
             if site.kw("data_files") is not None:
                 continue  # load_dataset("json", data_files=path): the user's own files through a packaged builder
+            streaming = site.kw("streaming")
+            if streaming is not None and (const(streaming) is True or switch_value(m, streaming, site) is True):
+                continue  # load_dataset(..., streaming=True): read over the network as it is iterated, no cache fill
             if self._barrier_before(m, site) or m.in_spawning_parent(site):
                 continue  # rank 0 fetched first; or loaded once by the process that spawns the workers
             what = f"{site.recv}.{site.method}" if site.recv else site.method

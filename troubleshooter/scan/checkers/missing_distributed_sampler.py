@@ -521,17 +521,18 @@ def _moved(node: ast.AST) -> bool:
 
 
 def _iterable_class(m, call: ast.Call) -> bool:
-    """The call builds an iterable-style dataset (``IterableDataset(...)``, a class named or based on one, or a
-    library dataset that shards by rank itself: ``rank_sharding_datasets``), which a sampler cannot index: it yields
-    its own share of the data."""
+    """The call builds an iterable-style dataset (``IterableDataset(...)``, a class named or based on one - here or in
+    another module of the project - or a library dataset that shards by rank itself: ``rank_sharding_datasets``), which
+    a sampler cannot index: it yields its own share of the data."""
     while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # ``wds.WebDataset(urls).shuffle(1000).decode()``: the dataset the chain starts from
     name = last(dotted(call.func) or "")
     if "Iterable" in name or m.qual(call.func) in m.P.rank_sharding_datasets:
         return True
     cls = m.classes.get(name)
-    return bool(cls) and any("Iterable" in ast.unparse(b) or m.qual(b) in m.P.rank_sharding_datasets
-                             for b in cls.bases)
+    if cls is None:  # a class of another module of the project (``from data import StreamDataset``)
+        return m.project is not None and name in m.project.iterable_classes
+    return any("Iterable" in ast.unparse(b) or m.qual(b) in m.P.rank_sharding_datasets for b in cls.bases)
 
 
 def _batches_itself(m, site) -> bool:
