@@ -51,7 +51,8 @@ KEYS = (
     "batch_config_engines", "batching_methods", "gradient_checkpointing_flags", "shape_bound_collectives",
     "ragged_tensor_calls", "loader_seed_arguments", "rank_uniform_exceptions", "device_pickers", "per_device_batch_help_words", SIGNATURES_KEY,
     "loader_measures", "sharded_engine_markers", "url_fetchers", "rank_sharding_datasets", "host_seed_calls",
-    "seed_methods", "batch_split_methods", "adapter_packages",
+    "seed_methods", "batch_split_methods", "adapter_packages", "dynamic_field_updates",
+    "dynamic_submodule_access",
     *REGEX_KEYS, *NUMBER_KEYS,
 )
 

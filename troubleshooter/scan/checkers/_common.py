@@ -187,9 +187,6 @@ def option_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     return next((s.kw("default") for s in option_sites(m, name) if s.kw("default") is not None), None)
 
 
-_DYNAMIC_UPDATES = ("setattr(", "__dict__", "vars(", "replace(")  # fields set by name: update_config(cfg, **kwargs)
-
-
 def config_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     """The literal default of a configuration class field an attribute reads (``cfg.shuffle`` with ``@dataclass
     class DataConfig: shuffle: bool = True``): one local class declares the field with a literal default, the class
@@ -198,7 +195,7 @@ def config_default(m: ModuleIndex, name: str | None) -> ast.AST | None:
     attribute, nor sets fields by name (``setattr``, ``__dict__``, ``vars()``, ``dataclasses.replace``)."""
     attr = last(name) if name and "." in name else None
     if attr is None or any(last(t) == attr and "." in t for t in m.bindings) or any(
-            word in m.text for word in _DYNAMIC_UPDATES):
+            word in m.text for word in m.P.dynamic_field_updates):
         return None
     declared = []
     for cls in m.classes.values():

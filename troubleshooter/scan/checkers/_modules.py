@@ -16,7 +16,6 @@ from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, walk
 
 ALWAYS, INPUT, RANDOM, CONFIG = "always", "input", "random", "config"
 _PARAMETER_TENSORS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
-_DYNAMIC = ("getattr", "children", "modules", "named_children", "named_modules", "_modules", "__dict__")
 
 
 @dataclass
@@ -171,7 +170,8 @@ def analyse(m: ModuleIndex, cls: ast.ClassDef) -> ModelClass:
         _collect_uses(m, info, methods[name].body, ALWAYS, inputs)
     for node in walk(cls):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr") or (
-                isinstance(node, ast.Attribute) and node.attr in _DYNAMIC and dotted(node.value) == "self"):
+                isinstance(node, ast.Attribute) and node.attr in m.P.dynamic_submodule_access
+                and dotted(node.value) == "self"):
             info.dynamic = True
     return info
 
