@@ -6,7 +6,8 @@ import ast
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    dataloaders, dataset_name, loader_label, local_callee, split_by_rank, wrapper_names,
+    argument_given, callers_of, collective_names, dataloaders, dataset_name, loader_label, local_callee,
+    split_by_rank, takes_parameter, wrapper_names,
 )
 from troubleshooter.scan.model import Binding, const, dotted, source
 
@@ -18,8 +19,10 @@ class UnevenLastBatchChecker(Checker):
 
     def check(self, m):
         wrappers = wrapper_names(m)
-        if not wrappers or m.calls_named(m.P.join_contexts) or any(
-                s.method == "join" and s.recv in wrappers for s in m.calls):
+        if m.calls_named(m.P.join_contexts) or any(s.method == "join" and s.recv in wrappers for s in m.calls):
+            return
+        if not wrappers:
+            yield from _sharded_steps_with_collective(m)
             return
         model = next(iter(wrappers))
         for site in dataloaders(m):
@@ -210,3 +213,80 @@ def _evens_ranks(cls: ast.ClassDef) -> bool:
         if name and any(word in name.lower() for word in ("total_size", "pad", "drop_last")):
             return True
     return False
+
+
+_SPLIT_DEPTH = 8  # names, arguments and local returns followed from a loop's iterable back to a rank split
+
+
+def _sharded_steps_with_collective(m):
+    """No DDP, but a loop that runs a collective on every step (``dist.barrier()``, an all-reduce) over data split by
+    rank by hand (``files[rank::world_size]``, ``np.array_split(items, world)[rank]``; through a dataset, a loader,
+    a local function or method that returns the slice, or a parameter its callers pass it in): when the data does
+    not divide evenly one rank runs a step fewer and the others wait in that step's collective (dlio_benchmark#339).
+    A split evened out first (a floor division of the length) is left alone."""
+    names = collective_names(m)
+    for loop in m.loops:
+        node = loop.node
+        if not isinstance(node, (ast.For, ast.AsyncFor)) or loop.ctx.sides:
+            continue
+        joined = next((s for s in m.sites_in(node) if s.name in names and s.ctx.loops and s.ctx.loops[-1] is node
+                       and not s.ctx.sides), None)
+        if joined is None:
+            continue
+        split = _rank_split_source(m, node.iter, node.lineno, loop.ctx.func, _SPLIT_DEPTH, set())
+        if split is None:
+            continue
+        yield Hit(joined.line, f"{joined.method} runs on every step of a loop over data split by rank by hand "
+                               f"(`{source(split)}`, line {split.lineno}): when it does not divide evenly one rank "
+                               f"runs a step fewer and the others wait in its {joined.method} until the timeout; even "
+                               "the shards out (drop the remainder or pad) or use a DistributedSampler",
+                  {"model": "", "loader": ast.unparse(node.iter), "dataset": source(split)})
+        return
+
+
+def _rank_split_source(m, node, line: int, func, depth: int, seen: set[int]):
+    """The rank-sliced expression (``files[self.rank::self.world_size]``) ``node`` is built from, followed through
+    names bound in ``func``, the arguments of the calls it makes, the returns of local functions and methods, and
+    the values callers pass a parameter; None when there is none or the split is evened out (a floor division).
+    ``seen``: the nodes already followed (each once per loop)."""
+    if node is None or depth < 0 or id(node) in seen:
+        return None
+    seen.add(id(node))
+    if isinstance(node, ast.Subscript) and m.mentions_rank(node.slice):
+        return None if _evened(m, node, line, func) else node
+    if isinstance(node, ast.Call):
+        made = m.site_of(node)
+        callee = local_callee(m, made) if made is not None else None
+        if callee is not None and not m.is_rank_expr(node):
+            for ret in (n for n in m.nodes_in(callee.node) if isinstance(n, ast.Return) and n.value is not None):
+                found = _rank_split_source(m, ret.value, ret.lineno, callee, depth - 1, seen)
+                if found is not None:
+                    return found
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            found = _rank_split_source(m, arg, line, func, depth - 1, seen)
+            if found is not None:
+                return found
+        if isinstance(node.func, ast.Attribute):  # ``enumerate(loader)`` / ``ds.split(10)``: the object it reads
+            return _rank_split_source(m, node.func.value, line, func, depth - 1, seen)
+        return None
+    name = dotted(node)
+    if not name:
+        return None
+    binding = m.binding(name, line, func)
+    if binding is not None:
+        return _rank_split_source(m, binding.value, binding.line, binding.func, depth - 1, seen)
+    if func is not None and takes_parameter(func, name):
+        for caller in callers_of(m, func):
+            given = argument_given(func, name, caller.node)
+            found = _rank_split_source(m, given, caller.line, caller.ctx.func, depth - 1, seen)
+            if found is not None:
+                return found
+    return None
+
+
+def _evened(m, split: ast.Subscript, line: int, func) -> bool:
+    """The rank's slice has one length on every rank: a floor division in it or in a name it reads
+    (``per_rank = len(paths) // world_size``; ``paths[rank * per_rank:(rank + 1) * per_rank]``)."""
+    values = [split, *(b.value for n in ast.walk(split.slice) if isinstance(n, ast.Name)
+                       and (b := m.binding(n.id, line, func)) is not None)]
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for v in values for n in ast.walk(v))
