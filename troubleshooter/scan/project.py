@@ -788,6 +788,10 @@ class FileLookups:
             found = self._is_file[path] = os.path.isfile(path)
         return found
 
+    def is_dir(self, path: str) -> bool:
+        """``path`` is a folder (asked once per path)."""
+        return self._dir(path)
+
     def _dir(self, path: str) -> bool:
         found = self._is_dir.get(path)
         if found is None:

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from bisect import bisect_left
 from functools import lru_cache
+from pathlib import Path
 
 from troubleshooter.scan.callargs import (
     TERMINAL, bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
@@ -15,6 +16,7 @@ from troubleshooter.scan.checkers._common import (
     callers_of, collective_names, function_arguments, local_callee, wrapped_models,
 )
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last, walk
+from troubleshooter.scan.source import parse_python
 
 try:  # the regular-expression parser (read for the literal text every match of a pattern contains)
     from re import _constants as _re_constants, _parser as _re_parser
@@ -544,7 +546,7 @@ def _rank_arm_exits(m: ModuleIndex, stmts: list[ast.stmt], loop_tail: list[ast.s
             for arm in (stmt.body, stmt.orelse):
                 if not arm or _ends_in_exit(arm):
                     continue
-                for found in _exits(arm, False):
+                for found in _exits(m, arm, False):
                     tail = rest + func_tail if isinstance(found, ast.Return) else (
                         rest + loop_tail if loop_tail is not None else [])
                     if tail:
@@ -557,21 +559,22 @@ def _rank_arm_exits(m: ModuleIndex, stmts: list[ast.stmt], loop_tail: list[ast.s
                 yield from _rank_arm_exits(m, block, None if loop_tail is None else rest + loop_tail, rest + func_tail)
 
 
-def _exits(stmts: list[ast.stmt], in_loop: bool):
+def _exits(m: ModuleIndex, stmts: list[ast.stmt], in_loop: bool):
     """The ``return`` statements in ``stmts``, and the ``continue`` / ``break`` ones outside their inner loops (none
-    when ``in_loop``: they belong to that loop); not in nested definitions nor in code switched off (``if False``)."""
+    when ``in_loop``: they belong to that loop); not in nested definitions nor in code switched off (``if False``,
+    ``if callbacks.stop_training:`` with a flag nothing raises)."""
     for stmt in stmts:
         if isinstance(stmt, (ast.Return, ast.Continue, ast.Break)):
             if isinstance(stmt, ast.Return) or not in_loop:
                 yield stmt
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            yield from _exits(stmt.body, True)  # its continue / break stay in it; a return leaves the function
-            yield from _exits(stmt.orelse, in_loop)
-        elif isinstance(stmt, ast.If) and _never(stmt.test):
-            yield from _exits(stmt.orelse, in_loop)
+            yield from _exits(m, stmt.body, True)  # its continue / break stay in it; a return leaves the function
+            yield from _exits(m, stmt.orelse, in_loop)
+        elif isinstance(stmt, ast.If) and (_never(stmt.test) or _flag_never_raised(m, stmt.test)):
+            yield from _exits(m, stmt.orelse, in_loop)
         elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for block in _blocks(stmt):
-                yield from _exits(block, in_loop)
+                yield from _exits(m, block, in_loop)
 
 
 def _never(test: ast.AST) -> bool:
@@ -580,6 +583,42 @@ def _never(test: ast.AST) -> bool:
         return any(_never(v) for v in test.values)
     value = const(test, default=...)
     return value is not ... and not value
+
+
+def _flag_never_raised(m: ModuleIndex, test: ast.AST) -> bool:
+    """``if callbacks.stop_training:`` where every assignment of that attribute, in the module and in the local
+    modules it imports (the class that holds the flag: yolov5/yolov9's ``Callbacks.__init__`` sets
+    ``self.stop_training = False``), stores a false literal, and nothing sets it by name: no run raises the flag, so
+    the arm is code switched off."""
+    if not isinstance(test, ast.Attribute):
+        return False
+    values = []
+    for tree in [m.tree, *_imported_local_trees(m)]:
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            values += [node.value for t in targets if isinstance(t, ast.Attribute) and t.attr == test.attr]
+            if isinstance(node, ast.Call) and dotted(node.func) == "setattr" and any(
+                    const(a, default=None) == test.attr for a in node.args[1:2]):
+                return False
+    return bool(values) and all(v is not None and const(v, default=True) in (False, None, 0) for v in values)
+
+
+def _imported_local_trees(m: ModuleIndex) -> list[ast.Module]:
+    """The parsed local modules the scanned module imports from (``from utils.callbacks import Callbacks``)."""
+    if m.project is None:
+        return []
+    modules = {q.rpartition(".")[0] for q in m.aliases.values()} | set(m.aliases.values())
+    paths = {m.project.files.find(m.path, module, 0) for module in modules if module}
+    return [tree for tree in map(_parsed_module, sorted(p for p in paths if p)) if tree is not None]
+
+
+@lru_cache(maxsize=64)
+def _parsed_module(path: str) -> ast.Module | None:
+    try:
+        return parse_python(Path(path).read_bytes(), path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _starts_process_group(m: ModuleIndex, site: CallSite, depth: int) -> bool:

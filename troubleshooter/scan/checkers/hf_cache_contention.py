@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import derivation
@@ -64,7 +65,7 @@ class HfCacheContentionChecker(Checker):
             if self._loaded_model(m, name, site):
                 name = site.arg(1, "model_id")  # ``PeftModel.from_pretrained(model, adapter_id)``: the adapter
             ident = const(name)
-            if isinstance(ident, str) and ident.startswith(("/", ".", "~")) or const(site.kw("local_files_only")) is True:
+            if isinstance(ident, str) and _local_path(m, ident) or const(site.kw("local_files_only")) is True:
                 continue
             if name is not None and P.matches("local_directory_names", last(dotted(name))) and not self._hub_id_bound(
                     m, name, site):
@@ -145,6 +146,19 @@ class HfCacheContentionChecker(Checker):
         return any((s.method in m.P.barrier_methods and s.rank_conditional or s.method in m.P.rank_zero_first_contexts)
                    and s.line < site.line and s.ctx.func is site.ctx.func for s in m.calls)
 
+
+
+def _local_path(m, ident: str) -> bool:
+    """A model name that is a path, not a Hub id: absolute, relative to ``.`` or ``~``, ending in ``/``, deeper than
+    a Hub id's ``namespace/name`` (``ckpts/sd15/unet``), or a folder of the project beside the scanned file or up to two
+    folders above it (``from_pretrained("configs")``: the scheduler config the repository ships)."""
+    if ident.startswith(("/", ".", "~")) or ident.endswith("/") or ident.count("/") >= 2:
+        return True
+    if m.project is None or not ident:
+        return False
+    folder = m.project.files.folder(m.path)
+    bases = (folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)))
+    return any(m.project.files.is_dir(os.path.join(base, ident)) for base in bases)
 
 
 def _as_evidence_allows(m, hits):
