@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -110,7 +111,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     from troubleshooter.scan.patterns import patterns_for
     from troubleshooter.scan.model import propagate_rank0
     from troubleshooter.scan.project import Project
-    from troubleshooter.scan.runner import FileScanner, one_per_place, parse
+    from troubleshooter.scan.runner import FileScanner, one_per_place
 
     patterns = patterns_for(rules) if rules is not None else shipped_patterns()
     checkers = all_checkers()
@@ -118,35 +119,39 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
     result = ScanResult()
     hits: dict[str, list[dict]] = {c.id: [] for c in checkers}
     syntax_errors: list[dict] = []
-    files = 0
-    parsed: list[tuple[str, bytes, object]] = []
+    sources: list[tuple[str, bytes]] = []
     for path, exists in iter_python_files(paths):
         if not exists:
             result.unreadable.append(f"{path}: no such file or directory")
             continue
         try:
             with open(path, "rb") as handle:
-                data = handle.read()
+                sources.append((path, handle.read()))
         except OSError as exc:
             result.unreadable.append(f"{path}: {exc.strerror or exc}")
-            continue
-        files += 1
-        parsed.append((path, data, parse(path, data)))
+    files = _ScannedFiles(sources, scanner.tree_unread_alone)
     project = Project(patterns)
     scanner.files = project.files
-    scanner.inliner.known = {project.files.real(path): (data, tree) for path, data, tree in parsed}
-    scanner.inliner.names = {project.files.real(path): path for path, _, _ in parsed}
-    on_path = project.distributed_path([m for m in parsed if not isinstance(m[2], SyntaxError)])
+    scanner.inliner.known = _InlinerView(files, project.files.real)
+    scanner.inliner.names = {project.files.real(path): path for path in files.paths}
+    on_path = project.distributed_path([(path, data, tree) for path, data, tree in files.entries()
+                                        if not isinstance(tree, SyntaxError)], files.tree_of)
     helpers: list[str] = []
-    for path, data, tree in parsed:
+    for at, (path, data, tree) in enumerate(files.entries()):
         if not isinstance(tree, SyntaxError) and (on_path is None or project.key(path) in on_path) and \
                 project.relevant(data):
-            helpers += project.add(path, tree)
+            tree = files.tree(at)
+            if not isinstance(tree, SyntaxError):
+                helpers += project.add(path, tree)
     for helper in helpers:
         project.add_source(helper)
-    # a module off the distributed path is judged on its own (project None: its own reachability, no shared set-up)
-    pending = [scanner.index(path, data, tree, project if on_path is None or project.knows(path) else None)
-               for path, data, tree in parsed]
+    # a module off the distributed path is judged on its own (project None: its own reachability, no shared set-up);
+    # a module not parsed yet is then parsed only if a check reads its tree (else its syntax is checked)
+    pending = []
+    for at, (path, data) in enumerate(sources):
+        shared = on_path is None or project.knows(path)
+        pending.append(scanner.index(path, data, files.tree(at) if shared else files.trees[at],
+                                     project if shared else None))
     propagate_rank0([p.index for p in pending if p.index is not None])
     for item in pending:
         outcome = scanner.check(item)
@@ -162,7 +167,7 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
         hits[checker.id] = one_per_place(hits[checker.id])  # after the filter: a standing hit keeps its place
     result.facts = {f"scan.{ident}": sorted(h, key=lambda x: (x["path"], x["line"])) for ident, h in hits.items()}
     result.facts.update({
-        "scan.files": files,
+        "scan.files": len(sources),
         "scan.syntax_errors": syntax_errors,
         # a file too plain for any checker is still part of a run distributed by the project's set-up or framework
         "scan.uses_distributed": scanner.uses_distributed or bool(project.raw_distributed or project.frameworks),
@@ -171,3 +176,48 @@ def _scan_paths(paths: list[str], rules: Any) -> ScanResult:
         result.facts["scan.dataloader_workers"] = scanner.max_workers
     return result
 
+
+
+class _ScannedFiles:
+    """The files of a directory scan: their bytes and trees, one tree per file. A file that no check reads the tree
+    of when it is judged alone (no checker's trigger word, no entry point: most modules of a package) is parsed only
+    when something asks for its tree (its imports may matter to the distributed path, the project summarises it,
+    the set-up inliner reads it); the others at once."""
+
+    def __init__(self, sources: list[tuple[str, bytes]], tree_unread_alone):
+        from troubleshooter.scan.runner import parse
+
+        self._parse = parse
+        self.paths = [path for path, _ in sources]
+        self.blobs = [data for _, data in sources]
+        once = {path for path, n in Counter(self.paths).items() if n == 1}  # a file named twice is parsed twice
+        self.trees = [None if path in once and tree_unread_alone(data) else parse(path, data) for path, data in sources]
+        self._at = {path: at for at, path in enumerate(self.paths) if path in once}
+
+    def entries(self) -> list[tuple[str, bytes, Any]]:
+        """(path, bytes, tree or None when not parsed yet) of each file, in the scan's order."""
+        return list(zip(self.paths, self.blobs, self.trees))
+
+    def tree(self, at: int):
+        """The tree of file number ``at`` (parsed now if it was not yet), or its SyntaxError."""
+        tree = self.trees[at]
+        if tree is None:
+            tree = self.trees[at] = self._parse(self.paths[at], self.blobs[at])
+        return tree
+
+    def tree_of(self, path: str):
+        """The tree of the file the scan names ``path`` (one it did not parse at once: named once)."""
+        return self.tree(self._at[path])
+
+
+class _InlinerView(dict):
+    """The scan's files as the set-up inliner reads them (resolved path -> (bytes, tree)); a tree is built when asked
+    for. (The inliner drops a file it expands in place: ``pop``.)"""
+
+    def __init__(self, files: _ScannedFiles, real):
+        super().__init__((real(path), at) for at, path in enumerate(files.paths))
+        self._files = files
+
+    def get(self, key, default=None):
+        at = super().get(key)
+        return default if at is None else (self._files.blobs[at], self._files.tree(at))

@@ -15,13 +15,13 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from troubleshooter.scan.guards import RankLogic, dotted, last, mark_methods, walk
 from troubleshooter.scan.guards import const as _const
 from troubleshooter.scan.model import is_main_block
 from troubleshooter.scan.patterns import Patterns
-from troubleshooter.scan.source import parse_python
+from troubleshooter.scan.source import imports_in_bytes, parse_python
 
 try:  # the regular-expression parser (read to derive the words a rank-name pattern needs)
     from re import _constants as _re_constants, _parser as _re_parser
@@ -207,21 +207,33 @@ class Project:
         self._helpers.update(self.files.real(p) for p in helpers)
         return [p for p in helpers if self.files.real(p) not in self._seen]
 
-    def distributed_path(self, modules: list[tuple[str, bytes, ast.Module]]) -> set[str] | None:
+    def distributed_path(self, modules: list[tuple[str, bytes, ast.Module | None]],
+                         tree_of: Callable[[str], ast.Module | SyntaxError] | None = None) -> set[str] | None:
         """The scanned modules that run in a distributed process, found before any full walk: those whose bytes may
         start distributed training (set-up, a DDP wrap, a sampler, a framework), those importing one (a scanned
         module or a local helper beside them, directly or through a package ``__init__``), and everything these
         import. A standalone tool next to them (a checkpoint
         converter, a plotting script) is not: it is judged on its own, as if scanned alone (and costs no summary).
-        None when no module may start distributed: then every module is summarised, as for any project."""
+        None when no module may start distributed: then every module is summarised, as for any project.
+
+        ``modules``: (path, bytes, tree) of the scan's modules that parse. A module given without its tree (None: not
+        parsed yet) has its imports read from its bytes (:func:`imports_in_bytes`: all of them, maybe a few more), and
+        ``tree_of(path)`` is asked for its tree (a SyntaxError when it does not parse) only where one of those extra
+        imports could change the answer; the answer is the one its tree gives."""
         signs = _start_signs(self.P)
-        imports: dict[str, set[str]] = {}
+        graph = _ImportGraph(self.files, tree_of)
         starts: set[str] = set()
         for path, data, tree in modules:
-            key = self.files.key(path, tree)
-            imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree, data))}
-            if _starts(data, signs):
+            starting = _starts(data, signs)
+            if starting and tree is None:
+                tree = graph.parsed(path)  # one that does not parse starts nothing
+            key = graph.add(path, data, tree)
+            if starting and key is not None:
                 starts.add(key)
+        imports = graph.imports
+        scanned = set(imports)
+        for key in [key for key, targets in imports.items() if key in graph.unsure and not targets <= scanned]:
+            graph.exact(key)  # it may import a file outside the scan (read below): only its own imports count
         for target in {t for targets in imports.values() for t in targets} - imports.keys():
             try:  # a local helper the scan did not name (read later by add_source) may start it too
                 data = Path(target).read_bytes()
@@ -231,13 +243,32 @@ class Project:
                 starts.add(target)
         if not starts:
             return None
-        path_set = set(starts)
-        for key, targets in imports.items():
-            if targets & starts or any(t.endswith("__init__.py") and imports.get(t, set()) & starts for t in targets):
-                path_set.add(key)
-        todo = list(path_set)
-        while todo:  # what a distributed module imports runs in the same processes
-            for target in imports.get(todo.pop(), ()):
+
+        def imports_start(targets: set[str]) -> bool:
+            return bool(targets & starts) or any(t.endswith("__init__.py") and imports.get(t, set()) & starts
+                                                 for t in targets)
+
+        # a package __init__ first: whether it imports a starting module decides for the modules importing it
+        for key in [key for key in graph.unsure if key.endswith("__init__.py") and imports[key] & starts]:
+            graph.exact(key)
+        for key in [key for key in graph.unsure if imports_start(imports[key])]:
+            graph.exact(key)
+        path_set = set(starts) | {key for key, targets in imports.items() if imports_start(targets)}
+        todo, waiting = list(path_set), []
+        while todo or waiting:  # what a distributed module imports runs in the same processes
+            if not todo:  # a module read from its bytes: its own imports are needed only if one is not on the path
+                key = waiting.pop()
+                if key in graph.unsure:
+                    if imports[key] <= path_set:
+                        continue
+                    graph.exact(key)
+                todo.append(key)
+                continue
+            key = todo.pop()
+            if key in graph.unsure:
+                waiting.append(key)
+                continue
+            for target in imports.get(key, ()):
                 if target not in path_set:
                     path_set.add(target)
                     todo.append(target)
@@ -402,6 +433,48 @@ class Project:
         own_main = key not in self._helpers and name in self._main_refs.get(key, ())
         return (name in self._own_names[key] or name in self._attr_refs or name in self._imported or own_main
                 or any(name in attrs for k, attrs in self._main_attrs.items() if k not in self._helpers))
+
+
+class _ImportGraph:
+    """The local files each module of a scan imports (resolved paths): read from the module's tree, or, for one not
+    parsed yet, from its bytes (``unsure``: every import, maybe a few more) until :meth:`exact` reads its tree."""
+
+    def __init__(self, files: "FileLookups", tree_of: Callable[[str], ast.Module | SyntaxError] | None):
+        self.files = files
+        self.tree_of = tree_of
+        self.imports: dict[str, set[str]] = {}  # module key -> the local files it imports
+        self.unsure: dict[str, tuple[str, bytes]] = {}  # module key -> (path, bytes): imports read from the bytes
+
+    def parsed(self, path: str) -> ast.Module | SyntaxError:
+        """The tree of a module given without one."""
+        if self.tree_of is None:
+            raise ValueError(f"{path}: a module without its tree needs tree_of")
+        return self.tree_of(path)
+
+    def add(self, path: str, data: bytes, tree: ast.Module | SyntaxError | None) -> str | None:
+        """Record a module's imports; its key, or None for a module that does not parse (it is left out)."""
+        found = imports_in_bytes(data) if tree is None else None
+        if tree is None and found is None:  # bytes this reading is unsure of
+            tree = self.parsed(path)
+        if isinstance(tree, SyntaxError):
+            return None
+        key = self.files.key(path, tree)
+        if tree is None:
+            self.unsure[key] = (path, data)
+        else:
+            self.unsure.pop(key, None)
+            found = _statement_imports(tree, data)
+        self.imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, found)}
+        return key
+
+    def exact(self, key: str) -> None:
+        """Read an unsure module's imports from its tree (the module is left out when it does not parse)."""
+        path, data = self.unsure.pop(key)
+        tree = self.parsed(path)
+        if isinstance(tree, SyntaxError):
+            del self.imports[key]
+        else:
+            self.imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree, data))}
 
 
 @lru_cache(maxsize=8)

@@ -67,7 +67,7 @@ class FileScanner:
         """Parse and index one file; ``project`` holds what the other files of the scan tell (set-up in a
         helper, a framework, rank predicates). Without one, the file is judged on its own."""
         pending = PendingFile(FileOutcome(lines=data.count(b"\n") + 1), path)
-        if tree is None and project is None and self._tree_unread_alone(data) and compiles(data, path):
+        if tree is None and project is None and self.tree_unread_alone(data) and compiles(data, path):
             return pending  # nothing below would read its tree: a syntax check is all it needs
         if tree is None:
             tree = parse(path, data)
@@ -99,7 +99,7 @@ class FileScanner:
             pending.index.project = Project.of_index(pending.index)
         return pending
 
-    def _tree_unread_alone(self, data: bytes) -> bool:
+    def tree_unread_alone(self, data: bytes) -> bool:
         """Scanned alone, nothing would read this file's tree: no checker's trigger word (searched in the bytes) and
         no entry point (nothing to inline)."""
         return self._byte_triggers is not None and b"__main__" not in data and \
