@@ -5,6 +5,9 @@ asks for the tree only where an extra import could change the answer."""
 
 from __future__ import annotations
 
+import ast
+import gc
+
 import pytest
 
 from troubleshooter.scan import runner, scan_paths, shipped_patterns
@@ -116,3 +119,22 @@ def test_a_directory_scan_parses_only_the_trees_something_reads(tmp_path, monkey
     assert result.facts["scan.files"] == len(PROJECT) + 1
     assert not {"user.py", "sibling.py", "leaf.py"} & set(parsed)  # syntax-checked only
     assert "train.py" in parsed and "starter.py" in parsed
+
+
+def _live_trees() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, ast.Module))
+
+
+def test_a_directory_scan_keeps_no_tree_once_it_returns(tmp_path):
+    """No module-level cache holds a tree (a helper package read from disk included): a long session of scans would
+    keep them all."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .dist import setup\n")
+    (tmp_path / "pkg" / "dist.py").write_text(STARTER)
+    (tmp_path / "train.py").write_text("import torch\nfrom pkg import setup\n\n"
+                                       "if __name__ == '__main__':\n    setup()\n    torch.distributed.barrier()\n")
+    before = _live_trees()
+    for _ in range(3):
+        scan_paths([str(tmp_path / "train.py")])
+    assert _live_trees() == before

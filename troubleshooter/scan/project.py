@@ -477,7 +477,6 @@ class _ImportGraph:
             self.imports[key] = {self.files.real(p) for _, p in self.files.resolve(path, _statement_imports(tree, data))}
 
 
-@lru_cache(maxsize=8)
 def _reexports_only(tree: ast.Module) -> bool:
     """The module only imports (and may name ``__all__`` or carry a docstring)."""
     return all(isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
@@ -486,6 +485,7 @@ def _reexports_only(tree: ast.Module) -> bool:
         == "__all__") for stmt in tree.body)
 
 
+@lru_cache(maxsize=8)
 def _start_signs(P: Patterns) -> tuple[tuple[bytes, ...], ...]:
     """Word sets a module must contain (all of one set, outside comment lines) to start distributed work itself,
     from the patterns: ``DistributedDataParallel``; ``transformers`` with ``Trainer`` (a module that only loads
