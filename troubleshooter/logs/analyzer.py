@@ -163,7 +163,7 @@ class LogAnalyzer:
             del data[start + read:]
             if first or data.startswith(b"{") or data.find(b"\x1b", start) >= 0:  # what framing.repair may change:
                 # a paste, a collector's JSON lines, colours
-                data[start:] = repair(bytes(data[start:]), first and read < CHUNK, self.symptoms.words)
+                data[start:] = repair(bytes(data[start:]), first and read < CHUNK, self.symptoms.words, self)
             first = False
             cut = data.rfind(b"\n") + 1
             if cut == 0 and len(data) > MAX_LINE:  # an over-long line: analysed in pieces, counted once
@@ -186,6 +186,23 @@ class LogAnalyzer:
         elif cut_short:
             self._line_no[path] += 1
             self._seq += 1
+
+    def candidates(self, texts: list[str]) -> list[frozenset]:
+        """For each of ``texts``, the signatures (no fact ones) whose anchors it holds (``spanning.Reader``)."""
+        out = []
+        for text in texts:
+            raw = text.encode("utf-8", "surrogateescape")
+            payloads = self._confirmed(raw, self.prefilter.line_payloads(raw))
+            out.append(frozenset(p for p in payloads if p != BLOCK and not self.signatures[p].fact))
+        return out
+
+    def matching(self, text: str, among: frozenset | None = None) -> frozenset:
+        """The signatures of ``among`` (default: :meth:`candidates`) that match ``text`` read as one line."""
+        among = self.candidates([text])[0] if among is None else among
+        if not among:
+            return frozenset()
+        body = split_prefix(text, self._year, self.symptoms.words).body
+        return frozenset(p for p in among if self.signatures[p].regex.search(body))
 
     def _confirmed(self, raw: bytes, payloads: set[int]) -> set[int]:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""

@@ -20,6 +20,10 @@
   (``failure_words``) is joined; paragraphs of plain prose stay apart. When a re-flow broke rows shorter
   than its cap, it alone is undone: a row that happens to reach the cap is not a terminal's cut.
 
+- A message broken where no row's shape shows it (a two-row excerpt, a next row that begins like a line of its
+  own, a cut inside a word at no common width) is joined back when a signature matches its rows joined and none
+  of them alone (:mod:`troubleshooter.logs.spanning`), after the shapes are read.
+
 - A forum's typographer (Discourse outside a code block) curls a paste's quotes and turns ``--`` and ``...``
   into dashes and an ellipsis (``argument #3 ‘weight’``): in a paste the ASCII is put back (``typography``).
 - A log collector's JSON lines (Docker's json-file driver ``{"log":"...\\n","stream":"stderr",...}``, Fluent Bit,
@@ -43,6 +47,7 @@ import json
 import re
 
 from troubleshooter.logs.lineprefix import may_carry_timestamp, split_prefix
+from troubleshooter.logs.spanning import Reader, rejoined
 from troubleshooter.logs.symptomwords import SymptomWords, shipped_words
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]")
@@ -122,12 +127,14 @@ def _own_line(row: str, words: SymptomWords) -> bool:
     return row.startswith("  ") or bool(words.own_line.match(row.lstrip()))
 
 
-def unwrapped(rows: list[str], words: SymptomWords | None = None) -> list[str]:
+def unwrapped(rows: list[str], words: SymptomWords | None = None, reader: Reader | None = None) -> list[str]:
     """``rows`` with the rows of lines a terminal hard-wrapped joined (see :func:`wrap_width`); the same list
     if none. Widths count characters (a terminal cuts a UTF-8 line by columns, not bytes). A row that starts
     a line of its own (:func:`_continues`, or it begins the way this log's lines begin) is never joined: a
     log's longest lines may share a length by chance, and fixed-format lines all have the same length.
-    Joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
+    Joined-away rows stay as empty lines, so line numbers still point into the file as it is. A terminal cuts
+    inside a word, so a row is joined as it is, unless a signature (``reader``) reads the two rows only
+    with a space between them (the row reached the width by chance, at a word's end: :func:`seam`)."""
     words = words or shipped_words()
     width = wrap_width(rows, words)
     if width is None:
@@ -139,7 +146,7 @@ def unwrapped(rows: list[str], words: SymptomWords | None = None) -> list[str]:
     for before, row in zip(["", *rows], rows):
         if out and out[-1] and len(before) == width and row.strip() and row[:START_CHARS] not in starts \
                 and _continues(before, row, words) and not words.banner_end.search(before):
-            out[-1] += row
+            out[-1] += seam(out[-1], row, "", reader) + row
             joined += 1
             continue
         out.extend([""] * joined)
@@ -250,14 +257,24 @@ def _body(row: str, words: SymptomWords) -> str:
     return row[known_prefixes_end(row, words):].lstrip() if row[:1] not in (" ", "\t", "") else row.lstrip()
 
 
-def unflowed(rows: list[str], joins: set[int]) -> list[str]:
-    """``rows`` with each row of ``joins`` joined to the next one (with the space the break took);
-    joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
+def seam(text: str, row: str, usual: str, reader: Reader | None) -> str:
+    """What goes between ``text`` and the ``row`` joined to it: ``usual`` (none after a terminal's cut, a space
+    after a re-flow's break), or the other when only with it a signature (``reader``) reads the two as one
+    message (a row that ends at the width by chance ends a word; a re-flowed row a terminal cut inside a word)."""
+    if reader is None:
+        return usual
+    other = "" if usual else " "
+    return other if reader.matching(text + other + row) - reader.matching(text + usual + row) else usual
+
+
+def unflowed(rows: list[str], joins: set[int], reader: Reader | None = None) -> list[str]:
+    """``rows`` with each row of ``joins`` joined to the next one (with the space the break took, see
+    :func:`seam`); joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
     out: list[str] = []
     joined = 0
     for i, row in enumerate(rows):
         if i - 1 in joins:
-            out[-1] += " " + row
+            out[-1] += seam(out[-1], row, " ", reader) + row
             joined += 1
         else:
             out.extend([""] * joined)
@@ -267,10 +284,12 @@ def unflowed(rows: list[str], joins: set[int]) -> list[str]:
     return out
 
 
-def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes:
+def repair(data: bytes, whole: bool, words: SymptomWords | None = None, reader: Reader | None = None) -> bytes:
     """The chunk as the program printed it: a collector's JSON lines decoded, colours removed; when ``whole``
-    (the chunk is the entire log, small enough to be a paste), a typographer's characters put back, hard
-    wrapping and a re-flow at word boundaries undone, and IPython's frame rows written as CPython's. A re-flow
+    (the chunk is the entire log, small enough to be a paste), a typographer's characters put back, hard wrapping
+    and a re-flow at word boundaries undone, then the rows of a message the paste broke where no shape showed it
+    joined where a signature says so (``reader``, :mod:`troubleshooter.logs.spanning`), and IPython's frame rows
+    written as CPython's. A re-flow
     that broke rows shorter than the longest one, at least one and at least as many as the rows of that length
     followed by another (a terminal's cuts), is undone alone: a row of that length is then one it left by chance, not a
     terminal's cut (joining it without the space the break took would glue two words)."""
@@ -278,7 +297,10 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None) -> bytes
     data = strip_ansi(json_unwrapped(data, words))
     if not whole or len(data) > PASTE_BYTES:
         return data
-    return cpython_frames(unwrapped_paste(unprefixed(untypeset(data, words), words), words))
+    data = unwrapped_paste(unprefixed(untypeset(data, words), words), words, reader)
+    if reader is not None:
+        data = rejoined(data, reader, words)
+    return cpython_frames(data)
 
 
 def unknown_prefix(rows: list[str], words: SymptomWords) -> re.Pattern[str] | None:
@@ -363,8 +385,9 @@ def unprefixed(data: bytes, words: SymptomWords) -> bytes:
     return "\n".join(out).encode("utf-8", "surrogateescape")
 
 
-def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
-    """A paste with its terminal's hard wrap or its re-flow undone (see :func:`repair`)."""
+def unwrapped_paste(data: bytes, words: SymptomWords, reader: Reader | None = None) -> bytes:
+    """A paste with its terminal's hard wrap or its re-flow undone (see :func:`repair`; ``reader`` picks the
+    seams, :func:`seam`)."""
     text = data.decode("utf-8", "surrogateescape")
     rows = [row.rstrip("\r") for row in text.split("\n")]
     joins = reflowed(rows, words)
@@ -379,12 +402,12 @@ def unwrapped_paste(data: bytes, words: SymptomWords) -> bytes:
                                             or _whole_only_spaced(rows[i], rows[i + 1], words)) for i in joins)
     shorter, at_width = shorter + framed, at_width - framed
     if shorter < max(1, at_width):
-        joined = unwrapped(rows, words)
+        joined = unwrapped(rows, words, reader)
         if joined is not rows:
             rows, joins = joined, reflowed(joined, words)
         elif not joins:
             return data
-    return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins)).encode("utf-8", "surrogateescape")
+    return ("\r\n" if "\r\n" in text else "\n").join(unflowed(rows, joins, reader)).encode("utf-8", "surrogateescape")
 
 
 def _whole_only_spaced(row: str, nxt: str, words: SymptomWords) -> bool:
