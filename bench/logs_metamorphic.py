@@ -2,7 +2,8 @@
 
 Each meaning-preserving transformation of ``tests/logs/metamorphic.py`` (another launcher's rank labels,
 timestamps, colours, CRLF, wrapping, interleaving, duplication, a pasted tail, prompt and fences, Windows
-paths, a non-ASCII user name) is applied to every DEV log of ``tests/real/logs`` (the test split is never
+paths, a non-ASCII user name), and the bench's own (:data:`FRAMINGS`: a terminal of an odd width, a narrow
+re-flow, a line broken once where no width explains it), is applied to every DEV log of ``tests/real/logs`` (the test split is never
 read here), and the ``troubleshoot logs`` verdict of the re-framed log is compared with the original's:
 
 - *applied*: logs the transformation changed at all;
@@ -26,10 +27,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.logs.metamorphic import TRANSFORMS  # noqa: E402
+from tests.logs.metamorphic import TRANSFORMS, _join, _split, word_wrap, wrap  # noqa: E402
 from tests.real.logquality import LogCase, Verdict, cases, judge  # noqa: E402
 
 from troubleshooter.core.ruleset import load_rules  # noqa: E402
+
+
+def broken_once(longer_than: int):
+    """Each line longer than ``longer_than`` broken once, at the first space after its middle (an editor or a
+    chat box that broke a long line where it pleased: NVIDIA/nccl-tests#162's command "-e 128" / "M -f 2")."""
+    def apply(text: str) -> str:
+        lines, end = _split(text)
+        out = []
+        for line in lines:
+            cut = line.find(" ", len(line) // 2) if len(line) > longer_than else -1
+            out += [line[:cut], line[cut + 1:]] if cut > 0 else [line]
+        return _join(out, end)
+    return apply
+
+
+# framings of the bench only (tests/logs/metamorphic.py holds the pinned ones): a terminal of an odd width, a
+# narrow re-flow (guoqincode/Open-AnimateAnyone#114's torch warning in rows of 19-79 characters), a line broken
+# once where no width explains it
+FRAMINGS = {**TRANSFORMS, "wrapped at 90 columns": wrap(90), "re-flowed at words, 60 columns": word_wrap(60),
+            "broken once after the middle": broken_once(60)}
 
 
 def reframed(case: LogCase, text: str, workdir: Path) -> LogCase:
@@ -71,9 +92,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", action="append", help="a transformation's name (repeatable); default: all")
     parser.add_argument("--show", action="store_true", help="list the dev logs behind each count")
     args = parser.parse_args(argv)
-    unknown = set(args.only or ()) - set(TRANSFORMS)
+    unknown = set(args.only or ()) - set(FRAMINGS)
     if unknown:
-        parser.error(f"unknown transformation(s): {', '.join(sorted(unknown))}; known: {', '.join(TRANSFORMS)}")
+        parser.error(f"unknown transformation(s): {', '.join(sorted(unknown))}; known: {', '.join(FRAMINGS)}")
     rules = load_rules()
     started = time.perf_counter()
     originals = [judge(case, rules) for case in cases("dev")]
@@ -87,7 +108,7 @@ def main(argv: list[str]) -> int:
     totals = dict.fromkeys(("first moved", "lost", "gained", "now clean", "healthy noisy"), 0)
     details: list[tuple[str, dict[str, list[str]]]] = []
     with tempfile.TemporaryDirectory(prefix="metamorphic-") as tmp:
-        for name, transform in TRANSFORMS.items():
+        for name, transform in FRAMINGS.items():
             if args.only and name not in args.only:
                 continue
             rows = compare(name, transform, originals, rules, Path(tmp))

@@ -94,6 +94,17 @@ def test_rows_under_another_label_or_after_an_empty_row_are_never_joined(rules):
     assert spanning_joins([head, "", rest], reader, WORDS) == {}
 
 
+def test_a_time_inside_a_message_is_no_prefix_of_another_line(rules):
+    # SLURM's time-limit line re-flowed at 60 columns: the next row begins with the cancel time, which reads
+    # like a timestamp prefix; the row before carries none, so the time is the message's own
+    text = ("srun: Job step aborted: Waiting up to 32 seconds for job\nstep to finish.\n"
+            "slurmstepd: error: *** JOB 8812 ON gpu-node-3 CANCELLED AT\n2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n")
+    rows = [row for row in repair(text.encode(), True, WORDS, LogAnalyzer(rules)).decode().split("\n") if row]
+    assert "slurmstepd: error: *** JOB 8812 ON gpu-node-3 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***" in rows
+    assert spanning_joins(["[2024-04-20 09:09:30] step 100 done", "2024-04-20T09:09:37 DUE TO TIME LIMIT ***"],
+                          LogAnalyzer(rules), WORDS) == {}  # two lines, each under its own time
+
+
 def test_a_seam_is_what_a_signature_reads(rules):
     reader = LogAnalyzer(rules)
     head = "slurmstepd: error: *** STEP 512.0 ON node7 CANCELLED AT 2024-03-05T12:00:00"

@@ -50,16 +50,30 @@ def _continued(text: str, separator: str, rest: str) -> str:
     return text + separator + rest.lstrip(" ") if separator else text + rest
 
 
+def _continuation(row: str, part: tuple[str, str], prefix: str) -> str | None:
+    """What ``row`` (split into ``part``) adds to a message whose first row carries ``prefix``: the row after its
+    prefix when it carries the same one (a launcher labels every row a program printed), the whole row when it
+    carries none (a terminal's cut of a labelled line) or the message's first row none (a time inside the
+    message: ``... CANCELLED AT`` / ``2020-07-03T02:59:56 DUE TO TIME LIMIT``), None under another prefix
+    (another rank's line, another time's)."""
+    lead, rest = part
+    if lead and prefix:
+        return rest if lead == prefix else None
+    return row
+
+
 class _Rows:
-    """A paste's rows, with the candidate signatures of each row and of each seam (two rows joined), read in
-    one prefilter pass each, and what each row matches alone (only where a join is weighed)."""
+    """A paste's rows, with the candidate signatures of each row and of each seam (two rows joined), and what
+    each row matches alone (only where a join is weighed)."""
 
     def __init__(self, rows: list[str], reader: Reader, words: SymptomWords):
         self.rows, self.reader = rows, reader
         self.parts = [_split(row, words) for row in rows]
+        self.width = max(map(len, rows), default=0)
         self.own = reader.candidates(rows)
-        self.seams = {separator: reader.candidates([_continued(row, separator, rest) for row, (_, rest)
-                                                    in zip(rows, self.parts[1:])])
+        nexts = [_continuation(row, part, before[0]) or row
+                 for row, part, before in zip(rows[1:], self.parts[1:], self.parts)]
+        self.seams = {separator: reader.candidates([_continued(row, separator, nxt) for row, nxt in zip(rows, nexts)])
                       for separator in SEPARATORS}
         self._alone: dict[int, frozenset] = {}
 
@@ -69,33 +83,36 @@ class _Rows:
             self._alone[i] = self.reader.matching(self.rows[i], self.own[i]) if self.own[i] else frozenset()
         return self._alone[i]
 
-    def text(self, first: int, last: int, separator: str) -> str:
-        """Rows ``first`` to ``last`` joined (the continuation rows' prefixes dropped)."""
-        text = self.rows[first]
+    def text(self, first: int, last: int, separator: str) -> str | None:
+        """Rows ``first`` to ``last`` joined (see :func:`_continuation`), or None when one is no continuation."""
+        text, prefix = self.rows[first], self.parts[first][0]
         for i in range(first + 1, last + 1):
-            text = _continued(text, separator, self.parts[i][1])
+            more = _continuation(self.rows[i], self.parts[i], prefix)
+            if more is None or not self.rows[i].strip():
+                return None
+            text = _continued(text, separator, more)
         return text
 
     def message(self, first: int) -> tuple[int, str] | None:
         """(last row, separator) of the broken message that starts at row ``first``, or None: the fewest rows
         from ``first`` whose join has a signature that none of them has alone, and that the rows after
-        ``first`` joined without it do not have (a message does not begin a row early)."""
+        ``first`` joined without it do not have (a message does not begin a row early). A row as long as the
+        paste's longest is first read as a terminal's cut (no separator), any other as a re-flow's break."""
         if not self.rows[first].strip():
             return None
-        prefix = self.parts[first][0]
-        for separator in SEPARATORS:
+        for separator in SEPARATORS[::-1] if len(self.rows[first]) == self.width else SEPARATORS:
             among: set = set()
             for last in range(first + 1, min(first + MAX_SPAN, len(self.rows))):
-                lead = self.parts[last][0]
-                if not self.rows[last].strip() or lead and lead != prefix:
+                text = self.text(first, last, separator)
+                if text is None:
                     break
                 among |= self.seams[separator][last - 1]
                 if not among:
                     continue
                 todo = frozenset(among.difference(*(self.alone(i) for i in range(first, last + 1))))
-                new = self.reader.matching(self.text(first, last, separator), todo) if todo else todo
+                new = self.reader.matching(text, todo) if todo else todo
                 if new:
-                    if new <= self.reader.matching(self.text(first + 1, last, separator), new):
+                    if new <= self.reader.matching(self.text(first + 1, last, separator) or "", new):
                         break
                     return last, separator
         return None
@@ -120,18 +137,17 @@ def spanning_joins(rows: list[str], reader: Reader, words: SymptomWords) -> dict
 
 
 def joined(rows: list[str], joins: dict[int, str], words: SymptomWords) -> list[str]:
-    """``rows`` with each row of ``joins`` joined to the next (with its separator; a continuation row's
-    known prefix, the same as the first row's, dropped); joined-away rows stay as empty lines, so line
-    numbers still point into the file as it is."""
+    """``rows`` with each row of ``joins`` joined to the next (with its separator, see :func:`_continuation`);
+    joined-away rows stay as empty lines, so line numbers still point into the file as it is."""
     out: list[str] = []
-    empties = 0
+    empties, prefix = 0, ""
     for i, row in enumerate(rows):
         if i - 1 in joins:
-            out[-1] = _continued(out[-1], joins[i - 1], _split(row, words)[1])
+            out[-1] = _continued(out[-1], joins[i - 1], _continuation(row, _split(row, words), prefix) or row)
             empties += 1
         else:
             out.extend([""] * empties)
-            empties = 0
+            empties, prefix = 0, _split(row, words)[0]
             out.append(row)
     out.extend([""] * empties)
     return out
