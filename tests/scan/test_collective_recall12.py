@@ -153,6 +153,21 @@ def run(model, datasets, rank, mode):
     dist.broadcast(flags, src=0)
 '''
 
+BAIL_OUT_BEFORE_IMPORTED_SETUP = '''
+from utils.distributed import init_distributed_device
+
+
+def run(model, datasets, rank, mode):
+    if int(os.environ.get("RANK", 0)) == 0:
+        os.makedirs("logs", exist_ok=True)
+        if os.path.exists("logs/out.log"):
+            print("Error. Experiment already exists.")
+            return -1
+    init_distributed_device(mode)
+    flags = torch.zeros(1).cuda()
+    dist.broadcast(flags, src=0)
+'''
+
 
 @pytest.mark.parametrize("body, flagged", [
     (MERGE_THEN_CONTINUE, True),
@@ -163,8 +178,10 @@ def run(model, datasets, rank, mode):
     (INNER_LOOP_CONTINUE, False),
     (SWITCHED_OFF, False),
     (BAIL_OUT_BEFORE_SETUP, False),
+    (BAIL_OUT_BEFORE_IMPORTED_SETUP, False),
 ], ids=["merge-then-continue", "main-flag-break", "return-on-own-result", "local-rank-arm-try-return",
-        "arm-joins-itself", "inner-loop-continue", "switched-off", "bail-out-before-setup"])
+        "arm-joins-itself", "inner-loop-continue", "switched-off", "bail-out-before-setup",
+        "bail-out-before-imported-setup"])
 def test_exit_nested_in_rank_arm(tmp_path, body, flagged):
     path = tmp_path / "train.py"
     path.write_text(SETUP + textwrap.dedent(body) + MAIN, encoding="utf-8")

@@ -100,6 +100,28 @@ def main(rank, world_size):
     dist.all_gather_object(gathered, (results, total))
 '''
 
+PADDED_FIRST = '''
+def local_indices(rank, world_size, n):
+    indices = list(range(n))
+    while len(indices) % world_size != 0:
+        indices.extend(indices[: world_size - len(indices) % world_size])
+    return indices[rank::world_size]
+
+
+def main(rank, world_size):
+    for i in local_indices(rank, world_size, 1000):
+        stat = torch.tensor([float(i)], device="cuda")
+        dist.all_reduce(stat)
+'''
+
+SUBGROUP_COLLECTIVE = '''
+def main(rank, world_size):
+    group = dist.new_group([0, 1])
+    for path in sorted(glob.glob("data/*.npy"))[rank::world_size]:
+        image = torch.from_numpy(np.load(path)).cuda()
+        dist.broadcast(image, src=0, group=group)
+'''
+
 
 @pytest.mark.parametrize("body, flagged", [
     (METHOD_SLICE_BARRIER, True),
@@ -107,7 +129,10 @@ def main(rank, world_size):
     (PER_ITEM_GATHER, True),
     (EVENED_OUT, False),
     (GATHER_AFTER_THE_LOOP, False),
-], ids=["method-slice-barrier", "array-split-all-reduce", "per-item-gather", "evened-out", "gather-after-the-loop"])
+    (PADDED_FIRST, False),
+    (SUBGROUP_COLLECTIVE, False),
+], ids=["method-slice-barrier", "array-split-all-reduce", "per-item-gather", "evened-out", "gather-after-the-loop",
+        "padded-first", "subgroup-collective"])
 def test_collective_per_step_over_hand_split_data(tmp_path, body, flagged):
     code = SETUP + textwrap.dedent(body) + MAIN
     assert ("uneven-last-batch" in shown_ids(tmp_path, code)) is flagged

@@ -20,7 +20,7 @@ REGEX_KEYS = ("batchnorm_model_factories", "all_parameters_used_factories", "glo
               "checkpoint_restore_calls", "framework_collectives", "callback_registrars", "save_helper_names",
               "load_helper_names", "dataset_fetchers", "collective_helper_names", "lightning_collectives", "sharded_engine_collectives",
               "checkpoint_payload_calls", "local_directory_names", "lightning_log_calls", "lightning_metric_hooks", "collective_attributes",
-              "resume_path_names", "host_state_owners", "evaluation_functions")
+              "resume_path_names", "host_state_owners", "evaluation_functions", "process_group_starter_names")
 MATCH_MEMO = 200_000  # (key, name) answers remembered by Patterns.matches before it starts afresh
 # Key whose strings are call signatures ``qualified.name(param, param, ...)``: the positional order of the parameters
 # a call may pass either way (``CallSite.kw`` reads a positional argument by its parameter name).

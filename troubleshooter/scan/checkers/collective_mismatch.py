@@ -622,11 +622,14 @@ def _parsed_module(path: str) -> ast.Module | None:
 
 
 def _starts_process_group(m: ModuleIndex, site: CallSite, depth: int) -> bool:
-    """``site`` starts torch.distributed: ``init_process_group`` itself, or a local function that calls it (through
-    ``depth`` levels of local calls: ``init_distributed_device(args)``)."""
+    """``site`` starts torch.distributed: ``init_process_group`` itself, a local function that calls it (through
+    ``depth`` levels of local calls), or a function of the project's helper modules named for it
+    (``process_group_starter_names``: ``init_distributed_device(args)`` imported from ``distributed.py``)."""
     if site.name in m.P.init_process_group:
         return True
     callee = local_callee(m, site) if depth else None
+    if callee is None and m.P.matches("process_group_starter_names", site.method):
+        return True
     return callee is not None and any(
         s.ctx.func is callee and _starts_process_group(m, s, depth - 1) for s in m.sites_in(callee.node))
 

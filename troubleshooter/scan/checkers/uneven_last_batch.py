@@ -199,11 +199,16 @@ class UnevenLastBatchChecker(Checker):
 CHECKER = UnevenLastBatchChecker()
 
 
-def _evens_ranks(cls: ast.ClassDef) -> bool:
-    """The sampler evens the ranks out: a floor division (``n // world_size``), a padding append (``indices +=
-    indices[:pad]``), or a ``total_size`` / ``pad`` / ``drop_last`` name."""
+def _evens_ranks(cls: ast.AST) -> bool:
+    """The sampler (or the function that splits the data) evens the ranks out: a floor division (``n //
+    world_size``), a remainder of the length by the world size (``while len(indices) % world_size != 0:
+    indices.extend(...)``), a padding append (``indices += indices[:pad]``), or a ``total_size`` / ``pad`` /
+    ``drop_last`` name."""
     for node in ast.walk(cls):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Call) \
+                and dotted(node.left.func) == "len":
             return True
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(
                 node.value, (ast.Subscript, ast.BinOp, ast.List, ast.ListComp)):
@@ -230,7 +235,7 @@ def _sharded_steps_with_collective(m):
         if not isinstance(node, (ast.For, ast.AsyncFor)) or loop.ctx.sides:
             continue
         joined = next((s for s in m.sites_in(node) if s.name in names and s.ctx.loops and s.ctx.loops[-1] is node
-                       and not s.ctx.sides), None)
+                       and not s.ctx.sides and s.kw("group") is None), None)  # a subgroup's ranks may share data
         if joined is None:
             continue
         split = _rank_split_source(m, node.iter, node.lineno, loop.ctx.func, _SPLIT_DEPTH, set())
@@ -286,7 +291,15 @@ def _rank_split_source(m, node, line: int, func, depth: int, seen: set[int]):
 
 def _evened(m, split: ast.Subscript, line: int, func) -> bool:
     """The rank's slice has one length on every rank: a floor division in it or in a name it reads
-    (``per_rank = len(paths) // world_size``; ``paths[rank * per_rank:(rank + 1) * per_rank]``)."""
+    (``per_rank = len(paths) // world_size``; ``paths[rank * per_rank:(rank + 1) * per_rank]``), or the sequence it
+    slices was padded first (``while len(indices) % world_size != 0: indices.extend(...)`` before
+    ``indices[rank::world_size]``)."""
     values = [split, *(b.value for n in ast.walk(split.slice) if isinstance(n, ast.Name)
                        and (b := m.binding(n.id, line, func)) is not None)]
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for v in values for n in ast.walk(v))
+    if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for v in values for n in ast.walk(v)):
+        return True
+    base = dotted(split.value)
+    scope = func.node if func is not None else m.tree
+    return bool(base) and any(
+        isinstance(stmt, ast.stmt) and stmt is not scope and stmt.lineno < line and _evens_ranks(stmt)
+        and any(dotted(n) == base for n in ast.walk(stmt)) for stmt in m.nodes_in(scope))
