@@ -80,7 +80,9 @@ def _timed_phases(spent: dict[str, float]):
     from troubleshooter.scan.inline import Inliner
     from troubleshooter.scan.project import Project
 
-    targets = [(runner, "parse", "parse (ast)"), (Project, "distributed_path", "distributed path (imports, bytes)"),
+    targets = [(runner, "parse", "parse (ast), also inside the phases asking for a late tree"),
+               (runner, "compiles", "syntax check only (symbol table: trees nothing reads)"),
+               (Project, "distributed_path", "distributed path (imports, bytes)"),
                (Project, "relevant", "project: relevance test (bytes)"), (Project, "add", "project: summary"),
                (Project, "add_source", "project: helpers read from disk (parse + summary)"),
                (runner.FileScanner, "index", "index, all files (inlining + index)"),
