@@ -197,12 +197,14 @@ class LogAnalyzer:
         return out
 
     def matching(self, text: str, among: frozenset | None = None) -> frozenset:
-        """The signatures of ``among`` (default: :meth:`candidates`) that match ``text`` read as one line."""
+        """The signatures of ``among`` (default: :meth:`candidates`) that match ``text`` read as one line (as
+        :meth:`_line` reads it: a failure or context wording may stand in the prefixes, a logger's level)."""
         among = self.candidates([text])[0] if among is None else among
         if not among:
             return frozenset()
         body = split_prefix(text, self._year, self.symptoms.words).body
-        return frozenset(p for p in among if self.signatures[p].regex.search(body))
+        return frozenset(p for p in among if self.signatures[p].regex.search(body) or len(body) < len(text) and (
+            self.signatures[p].failure or self.signatures[p].context) and self.signatures[p].regex.search(text))
 
     def _confirmed(self, raw: bytes, payloads: set[int]) -> set[int]:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
