@@ -297,7 +297,7 @@ def repair(data: bytes, whole: bool, words: SymptomWords | None = None, reader: 
     data = strip_ansi(json_unwrapped(data, words))
     if not whole or len(data) > PASTE_BYTES:
         return data
-    data = unwrapped_paste(unprefixed(untypeset(data, words), words), words, reader)
+    data = unwrapped_paste(rich_frames(unprefixed(untypeset(data, words), words)), words, reader)
     if reader is not None:
         data = rejoined(data, reader, words)
     return cpython_frames(data)
@@ -423,3 +423,66 @@ def cpython_frames(data: bytes) -> bytes:
     if b", in " not in data:
         return data
     return _IPYTHON_FRAME.sub(rb'\g<indent>File "\g<path>", line \g<line>, in \g<func>', data)
+
+
+# rich's traceback box (``rich.traceback``, installed by accelerate's and typer's command lines): a header row
+# ``╭──── Traceback (most recent call last) ────╮``, rows ``│ <content> │``, a footer ``╰────╯``; a frame's row is
+# ``/path/x.py:240 in main``, the row of its line ``❱ 240 │   code``
+_RICH_HEADER = re.compile(r"╭─+ Traceback \(most recent call last\) ─+╮")
+_RICH_ROW = re.compile(r"│ ?(?P<content>.*?) *│$")
+_RICH_FRAME = re.compile(r"(?P<path>\S.*?\.py[cw]?):(?P<line>\d+) in (?P<func>\S+)$")
+_RICH_SOURCE = re.compile(r"❱ *\d+ │(?P<code>.*)$")
+
+
+def rich_frames(data: bytes) -> bytes:
+    """``data`` with each rich traceback box written as CPython writes a traceback: the header as
+    ``Traceback (most recent call last):``, each frame's rows (its path wrapped over several rows, ``in`` and the
+    function's name on the next row) as ``File "x.py", line 240, in main`` and its source line, at the end of the
+    frame's rows (the footer's row is the last frame's), other rows of the box empty: the exception after the
+    box ends the traceback, and line numbers still point into the box. The data as it is when it holds none."""
+    if "╭".encode() not in data:
+        return data
+    rows = data.decode("utf-8", "surrogateescape").split("\n")
+    for start, row in enumerate(rows):
+        header = _RICH_HEADER.search(row)
+        if header is None:
+            continue
+        lead = row[:header.start()]
+        end = next((i for i in range(start + 1, len(rows)) if "╰" in rows[i]), None)
+        if end is None:
+            continue
+        rows[start] = lead + "Traceback (most recent call last):"
+        rows[start + 1:end + 1] = _rich_box(rows[start + 1:end + 1], lead)
+    return "\n".join(rows).encode("utf-8", "surrogateescape")
+
+
+def _rich_box(rows: list[str], lead: str) -> list[str]:
+    """The rows of one box after its header (the footer last), written as CPython's frames (see
+    :func:`rich_frames`)."""
+    contents = [(_RICH_ROW.search(row[len(lead):]) or _RICH_ROW.search(row)) for row in rows]
+    texts = [match.group("content").strip() if match else "" for match in contents]
+    frames: list[tuple[int, str]] = []  # (first row, CPython's frame row)
+    sources: dict[int, str] = {}  # frame index -> its source line
+    piece, first = "", None
+    for i, text in enumerate(texts):
+        source = _RICH_SOURCE.match(text)
+        if source and frames:
+            sources[len(frames) - 1] = source.group("code").replace("│", " ").strip()
+            piece, first = "", None
+            continue
+        if not text or " │" in text or text[:1].isdigit():
+            piece, first = "", None
+            continue
+        piece, first = (piece + (" " if piece.endswith(" in") else "") + text, i if first is None else first)
+        frame = _RICH_FRAME.match(piece)
+        if frame:
+            frames.append((first, f'  File "{frame.group("path")}", line {frame.group("line")}, in {frame.group("func")}'))
+            piece, first = "", None
+    if not frames:
+        return rows
+    out = [""] * len(rows)
+    bounds = [at for at, _ in frames[1:]] + [len(rows)]
+    for index, ((_, frame_row), bound) in enumerate(zip(frames, bounds)):
+        out[bound - 2] = lead + frame_row
+        out[bound - 1] = lead + "    " + sources.get(index, "")
+    return out
