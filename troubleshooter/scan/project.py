@@ -84,6 +84,7 @@ class Project:
         self._seen: set[str] = set()
         self._parts: dict[int, list[ast.AST]] = {}  # id(tree) -> the nodes the index needs (walked once, reused)
         self.files = FileLookups()  # this scan's file-system lookups (cached while the scan runs)
+        self.module_memo: dict[tuple[str, str], object] = {}  # (query, file) -> a checker's answer, once per scan
 
     # ---- building ---------------------------------------------------------------------------
     def relevant(self, data: bytes) -> bool:

@@ -132,11 +132,14 @@ class CollectiveMismatchChecker(Checker):
         itself is left alone (it may balance the one it skips)."""
         scopes = [(info, info.node.body) for infos in m.functions.values() for info in infos if info.name != "<class>"]
         for func, body in [(None, m.tree.body), *scopes]:
+            exits = list(_rank_arm_exits(m, body))
+            if not exits:
+                continue  # no exit in a rank arm (the common case: found before the costlier search below)
             joined = [s for s in (m.calls if func is None else reach.sites.get(id(func), ()))
                       if s.ctx.func is func and not s.ctx.sides and self._runs_collective(m, s, names, reach, func)]
             if not joined:
                 continue  # nothing every rank joins in this scope: nothing to skip
-            for rank_if, exit_stmt, skipped in _rank_arm_exits(m, body):
+            for rank_if, exit_stmt, skipped in exits:
                 if any(self._runs_collective(m, s, names, reach, func) for s in m.sites_in(rank_if)):
                     continue
                 site = next((s for s in joined if any(s.node in m.nodes_in(stmt) for stmt in skipped)), None)
@@ -592,28 +595,72 @@ def _flag_never_raised(m: ModuleIndex, test: ast.AST) -> bool:
     the arm is code switched off."""
     if not isinstance(test, ast.Attribute):
         return False
-    values = []
-    for tree in [m.tree, *_imported_local_trees(m)]:
-        for node in ast.walk(tree):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
-            values += [node.value for t in targets if isinstance(t, ast.Attribute) and t.attr == test.attr]
-            if isinstance(node, ast.Call) and dotted(node.func) == "setattr" and any(
-                    const(a, default=None) == test.attr for a in node.args[1:2]):
-                return False
-    return bool(values) and all(v is not None and const(v, default=True) in (False, None, 0) for v in values)
+    known = m.memo.setdefault("lowered_flags", {})
+    if test.attr not in known:
+        known[test.attr] = _never_raised(m, test.attr)
+    return known[test.attr]
 
 
-def _imported_local_trees(m: ModuleIndex) -> list[ast.Module]:
-    """The parsed local modules the scanned module imports from (``from utils.callbacks import Callbacks``)."""
-    if m.project is None:
-        return []
+def _never_raised(m: ModuleIndex, attr: str) -> bool:
+    """Every assignment of attribute ``attr``, in the module and the local modules it imports, stores a false
+    literal, and nothing sets it by name (``setattr(obj, "attr", ...)``). Only files whose text holds the name are
+    read (each once per scan)."""
+    summaries = []
+    if attr in m.text:
+        own = m.memo.get("attribute_stores")
+        if own is None:
+            own = m.memo["attribute_stores"] = _attribute_stores(
+                node for kind in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call) for node in m.nodes_of(kind))
+        summaries.append(own)
+    if m.project is not None:
+        memo = m.project.module_memo
+        for path in _imported_local_paths(m):
+            if ("attribute_stores", path) not in memo:
+                memo["attribute_stores", path] = _read_text(path)
+            found = memo["attribute_stores", path]
+            if isinstance(found, str):  # the file's text, not summarised yet
+                if attr not in found:
+                    continue
+                tree = _parsed_module(path)
+                found = memo["attribute_stores", path] = None if tree is None else _attribute_stores(ast.walk(tree))
+            summaries.append(found)
+    values = [summary[attr] for summary in summaries if summary and attr in summary]
+    return bool(values) and all(values)
+
+
+def _attribute_stores(nodes) -> dict[str, bool]:
+    """Attribute name -> True when every assignment of it among a module's ``nodes`` stores a false literal
+    (``False``, ``None``, ``0``), False when one stores anything else or ``setattr`` names it."""
+    stores: dict[str, bool] = {}
+    for node in nodes:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Attribute):
+                false = node.value is not None and const(node.value, default=True) in (False, None, 0)
+                stores[target.attr] = stores.get(target.attr, True) and false
+        if isinstance(node, ast.Call) and dotted(node.func) == "setattr":
+            for arg in node.args[1:2]:
+                name = const(arg, default=None)
+                if isinstance(name, str):
+                    stores[name] = False
+    return stores
+
+
+def _imported_local_paths(m: ModuleIndex) -> list[str]:
+    """The files of the local modules the scanned module imports from (``from utils.callbacks import Callbacks``)."""
     modules = {q.rpartition(".")[0] for q in m.aliases.values()} | set(m.aliases.values())
     paths = {m.project.files.find(m.path, module, 0) for module in modules if module}
-    return [tree for tree in map(_parsed_module, sorted(p for p in paths if p)) if tree is not None]
+    return sorted(p for p in paths if p)
 
 
-@lru_cache(maxsize=64)
+def _read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def _parsed_module(path: str) -> ast.Module | None:
     try:
         return parse_python(Path(path).read_bytes(), path)
