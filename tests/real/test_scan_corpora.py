@@ -184,7 +184,9 @@ def test_manifest_file_is_the_one_the_tools_read():
 # 186 FP 4 FN 20 = 0.979 / 0.903.
 # scan-recall12's per-step collective over hand-split data without DDP (dlio_benchmark#339 found): dev TP 187 FP 4
 # FN 19 = 0.979 / 0.908.
-DEV_FLOORS = {"precision": 0.97, "recall": 0.90}
+# Recall lowered to 0.89 by the blind13 batch's first look (5 fresh dev reports labelled before any scan, 2 found;
+# tests/real/buggy/SOURCES-blind13.md): dev TP 189 FP 5 FN 22 = 0.974 / 0.896 on main 46af255 + the batch, rounded down.
+DEV_FLOORS = {"precision": 0.97, "recall": 0.89}
 # Correct-file warnings judged right (docs/SCANNER.md, 'Precision standard'), one by one (a new warning in the same
 # file still fails):
 ACCEPTED_REAL_WARNINGS = {
@@ -294,6 +296,12 @@ ACCEPTED_REAL_WARNINGS = {
     # --accumulation_steps (default 8) micro-batches with scaler.scale(loss).backward() through the DDP model and no
     # no_sync(), so gradients are all-reduced on every micro-step (the same construct yolov5 accepted, #790).
     "jingyaogong/minimind/trainer/train_pretrain.py": {"grad-accum-without-no-sync trainer/train_pretrain.py:40"},
+    # blind13 first look (tests/real/buggy/SOURCES-blind13.md), judged right: asteroid's ConvTasNet recipe runs
+    # Lightning with strategy="ddp", so every process continues after trainer.fit() and torch.save()s the same
+    # best_model.pth (and dumps the same best_k_models.json) at once - the concurrent write of one file that
+    # kakaobrain/scrl#5 and bytedance/ibot#15 fixed by saving on the main process only.
+    "asteroid-team/asteroid/egs/librimix/ConvTasNet/train.py": {
+        "logging-from-all-ranks egs/librimix/ConvTasNet/train.py:120"},
 }
 # Correct-file warnings judged WRONG and not fixed yet (counted by bench/scan_quality.py all the same; listed so the
 # ratchet still fails on any other). (SiT's every-rank Hub load, once listed here, is accepted above; VQ-Diffusion's
@@ -315,6 +323,10 @@ KNOWN_FALSE_ALARMS = {
     "jingyaogong/minimind/trainer/train_pretrain.py": {"logging-from-all-ranks trainer/trainer_utils.py:75",
                                                        "logging-from-all-ranks trainer/trainer_utils.py:103"},
     "facebookresearch/SLIP/main.py": {"checkpoint-without-module main.py:153"},
+    # blind13 first look (tests/real/buggy/SOURCES-blind13.md), judged wrong: ml-cvnets builds DataParallel only
+    # in the arm of an opt-in, deprecated debugging option (ddp.use_deprecated_data_parallel, with a warning)
+    # whose elif wraps the model in DDP; the two arms exclude each other, so a DDP run never uses DataParallel.
+    "apple/ml-cvnets/main_train.py": {"dataparallel main_train.py:88"},
     # (First look of scan-precision6 (session 6), judged wrong and fixed since: SparK's one-process arm, `'RANK' not
     # in os.environ`, by scan-precision7; nanoVLM's rows cut with `.shard(num_shards=world_size, index=rank)` before
     # two dataset wrappers, by scan-precision8. stylegan2-pytorch's missing set_device, re-judged right by
