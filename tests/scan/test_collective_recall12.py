@@ -137,9 +137,8 @@ def run(model, datasets, rank, mode):
         dist.barrier()
 '''
 
-BAIL_OUT_BEFORE_SETUP = '''
-def start(args):
-    dist.init_process_group("nccl")
+BAIL_OUT = '''
+{setup}
 
 
 def run(model, datasets, rank, mode):
@@ -148,25 +147,14 @@ def run(model, datasets, rank, mode):
         if os.path.exists("logs/out.log"):
             print("Error. Experiment already exists.")
             return -1
-    start(None)
+    {start}
     flags = torch.zeros(1).cuda()
     dist.broadcast(flags, src=0)
 '''
-
-BAIL_OUT_BEFORE_IMPORTED_SETUP = '''
-from utils.distributed import init_distributed_device
-
-
-def run(model, datasets, rank, mode):
-    if int(os.environ.get("RANK", 0)) == 0:
-        os.makedirs("logs", exist_ok=True)
-        if os.path.exists("logs/out.log"):
-            print("Error. Experiment already exists.")
-            return -1
-    init_distributed_device(mode)
-    flags = torch.zeros(1).cuda()
-    dist.broadcast(flags, src=0)
-'''
+BAIL_OUT_BEFORE_SETUP = BAIL_OUT.format(setup='def start(args):\n    dist.init_process_group("nccl")',
+                                        start="start(None)")
+BAIL_OUT_BEFORE_IMPORTED_SETUP = BAIL_OUT.format(setup="from utils.distributed import init_distributed_device",
+                                                 start="init_distributed_device(mode)")
 
 
 @pytest.mark.parametrize("body, flagged", [

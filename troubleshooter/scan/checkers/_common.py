@@ -141,6 +141,12 @@ def local_callee(m: ModuleIndex, site: CallSite) -> FuncInfo | None:
     return info
 
 
+def value_returns(m: ModuleIndex, func: FuncInfo) -> list[ast.Return]:
+    """The ``return`` statements of ``func`` that return a value (nested definitions' too, as the index walks them),
+    in walk order."""
+    return [n for n in m.nodes_in(func.node) if isinstance(n, ast.Return) and n.value is not None]
+
+
 def callers_of(m: ModuleIndex, func: FuncInfo) -> list[CallSite]:
     """The calls of this file that reach the local function ``func`` (:func:`local_callee`), in file order. Every
     call's callee is resolved once per module: a checker asking about each function in turn stays linear."""

@@ -6,7 +6,9 @@ import ast
 from dataclasses import replace
 
 from troubleshooter.scan.checkers import Checker, Hit
-from troubleshooter.scan.checkers._common import contains, ddp_wraps, function_arguments, local_callee, wrapped_models
+from troubleshooter.scan.checkers._common import (
+    contains, ddp_wraps, function_arguments, local_callee, value_returns, wrapped_models,
+)
 from troubleshooter.scan.model import const, dotted, walk
 
 
@@ -311,7 +313,7 @@ def _helper_wraps(m):
     makers, tuple_makers = set(), {}
     for infos in m.functions.values():
         for info in infos:
-            returns = [n.value for n in m.nodes_in(info.node) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [n.value for n in value_returns(m, info)]
             if returns and all(_is_wrap(m, value, info, wraps) for value in returns):
                 makers.add(id(info))
             elif returns and all(isinstance(v, ast.Tuple) for v in returns):

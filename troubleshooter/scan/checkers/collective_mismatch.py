@@ -13,7 +13,7 @@ from troubleshooter.scan.callargs import (
     TERMINAL, bindings, literal_choices, module_definitions, path_facts, path_tests, reachable, with_definitions)
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
-    callers_of, collective_names, function_arguments, local_callee, wrapped_models,
+    callers_of, collective_names, function_arguments, local_callee, value_returns, wrapped_models,
 )
 from troubleshooter.scan.model import NONZERO, RANK0, CallSite, ModuleIndex, const, dotted, last, walk
 from troubleshooter.scan.source import parse_python
@@ -1110,7 +1110,7 @@ def _returns_registry_keys(m: ModuleIndex, func) -> bool:
             node = node.func.value
         return isinstance(node, ast.Name) and node.id in registries
 
-    returns = [n.value for n in m.nodes_in(func.node) if isinstance(n, ast.Return) and n.value is not None]
+    returns = [n.value for n in value_returns(m, func)]
     for value in returns:
         if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             ok = len(value.generators) == 1 and over_registry(value.generators[0].iter)
@@ -1211,8 +1211,7 @@ def _steps_within(m: ModuleIndex, loop: ast.AST) -> bool:
 
 def _builds_loader(m: ModuleIndex, name: str) -> bool:
     """Every definition of local function ``name`` returns a DataLoader it builds (``get_train_dataloader``)."""
-    returns = [n.value for info in m.functions[name] for n in m.nodes_in(info.node)
-               if isinstance(n, ast.Return) and n.value is not None]
+    returns = [n.value for info in m.functions[name] for n in value_returns(m, info)]
     return bool(returns) and all(isinstance(v, ast.Call) and m.qual(v.func) in m.P.dataloaders for v in returns)
 
 

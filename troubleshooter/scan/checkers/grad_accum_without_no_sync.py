@@ -7,7 +7,7 @@ import ast
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
     argument_given, contains, ddp_wraps, local_callee, option_default, takes_parameter, wrapped_models,
-    wrapped_name,
+    value_returns, wrapped_name,
 )
 from troubleshooter.scan.model import CallSite, ModuleIndex, const, dotted, last
 
@@ -388,7 +388,7 @@ def _accum_predicate(m: ModuleIndex, test: ast.AST) -> ast.AST | None:
     callee = local_callee(m, made) if made is not None else None
     if callee is None:
         return None
-    returns = [n.value for n in m.nodes_in(callee.node) if isinstance(n, ast.Return) and n.value is not None]
+    returns = [n.value for n in value_returns(m, callee)]
     if len(returns) == 1 and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(returns[0])):
         return returns[0]
     return None

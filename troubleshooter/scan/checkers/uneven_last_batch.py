@@ -7,7 +7,7 @@ import ast
 from troubleshooter.scan.checkers import Checker, Hit
 from troubleshooter.scan.checkers._common import (
     argument_given, callers_of, collective_names, dataloaders, dataset_name, loader_label, local_callee,
-    split_by_rank, takes_parameter, wrapper_names,
+    split_by_rank, takes_parameter, value_returns, wrapper_names,
 )
 from troubleshooter.scan.model import Binding, const, dotted, source
 
@@ -263,7 +263,7 @@ def _rank_split_source(m, node, line: int, func, depth: int, seen: set[int]):
         made = m.site_of(node)
         callee = local_callee(m, made) if made is not None else None
         if callee is not None and not m.is_rank_expr(node):
-            for ret in (n for n in m.nodes_in(callee.node) if isinstance(n, ast.Return) and n.value is not None):
+            for ret in value_returns(m, callee):
                 found = _rank_split_source(m, ret.value, ret.lineno, callee, depth - 1, seen)
                 if found is not None:
                     return found
