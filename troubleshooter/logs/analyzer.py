@@ -203,8 +203,7 @@ class LogAnalyzer:
         if not among:
             return frozenset()
         body = split_prefix(text, self._year, self.symptoms.words).body
-        return frozenset(p for p in among if self.signatures[p].regex.search(body) or len(body) < len(text) and (
-            self.signatures[p].failure or self.signatures[p].context) and self.signatures[p].regex.search(text))
+        return frozenset(p for p in among if _search(self.signatures[p], body, text) is not None)
 
     def _confirmed(self, raw: bytes, payloads: set[int]) -> set[int]:
         """The payloads whose whole anchor literal is in the line (pieces can match by accident)."""
@@ -318,9 +317,7 @@ class LogAnalyzer:
         inner_from = -1  # where the innermost stated reason starts (after the last wrapper), if any
         for index in sorted(p for p in payloads if p != BLOCK):
             sig = self.signatures[index]
-            match = sig.regex.search(body)
-            if match is None and (sig.failure or sig.context) and len(body) < len(text):
-                match = sig.regex.search(text)  # a logger's level, a progress bar glued before: in the prefix
+            match = _search(sig, body, text)
             if match is None:
                 continue
             values = sig.extract(match)
@@ -727,3 +724,11 @@ def analyze_paths(paths: Iterable[str | Path], rules: Any = None, analyzer: LogA
                 stream.close()
     return LogResult(facts=analyzer.facts(), files=list(analyzer.files))
 
+
+def _search(sig: Signature, body: str, text: str) -> re.Match | None:
+    """``sig`` in a line's body (its prefixes taken off); a failure or context wording also in the whole line (a
+    logger's level, a progress bar glued before it: in the prefix)."""
+    match = sig.regex.search(body)
+    if match is None and (sig.failure or sig.context) and len(body) < len(text):
+        match = sig.regex.search(text)
+    return match
