@@ -131,7 +131,8 @@ def test_sbatch_shell_is_a_scheduler_not_a_launcher(probe_and_judge):
 
 @pytest.mark.slow
 def test_real_torchrun_environment(tmp_path, registry, rules):
-    """Two ranks started by the real torchrun judge their own environment: torchrun, consistent, no finding."""
+    """Two ranks started by the real torchrun judge their own environment: torchrun, consistent, no finding. Each rank
+    writes its verdict to a file of its own (two ranks printing to one pipe may interleave their lines)."""
     script = tmp_path / "judge.py"
     script.write_text(textwrap.dedent("""
         import json, os
@@ -142,12 +143,14 @@ def test_real_torchrun_environment(tmp_path, registry, rules):
         from troubleshooter.core.ruleset import load_rules
         result = run_probe(Registry.load(entry_points=False).get("launcher")(), ProbeContext(env=dict(os.environ)))
         found = evaluate(load_rules(), Observations(ranks={0: Facts.from_dict(result.facts, "launcher", 0)}))
-        print("RESULT " + json.dumps({"facts": result.facts, "findings": [f.id for f in found]}))
+        out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rank%s.json" % os.environ["RANK"])
+        with open(out, "w") as f:
+            json.dump({"facts": result.facts, "findings": [f.id for f in found]}, f)
     """))
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)], env=clean_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    rows = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("rank*.json"))]
     assert len(rows) == 2
     assert sorted(r["facts"]["launcher.rank"] for r in rows) == [0, 1]
     for row in rows:
